@@ -1,0 +1,1 @@
+"""The answering brain: settings, retrieval, answerers, chain, evaluation."""

@@ -1,0 +1,60 @@
+"""The answering chain as one LCEL expression: condense_question | retrieve | answer | cite."""
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
+
+from bot.answer import Answer, Citation, Context
+from bot.extractive import Draft
+
+
+def timed(name: str, step: Callable[[dict], Any]) -> RunnableLambda:
+    """Run `step` on the chain state and record its milliseconds in state["timings_ms"][name]."""
+
+    def run(state: dict) -> Any:
+        started = time.perf_counter()
+        result = step(state)
+        state["timings_ms"][name] = round((time.perf_counter() - started) * 1000, 2)
+        return result
+
+    return RunnableLambda(run, name=name)
+
+
+def cite(state: dict) -> Answer:
+    """Turn the answerer's draft into the answer object: numbered verbatim quotes and the contexts used."""
+    draft: Draft = state["draft"]
+    timings = state["timings_ms"]
+    timings["total"] = round(sum(v for k, v in timings.items() if k != "total"), 2)
+    return Answer(
+        question=state["question"],
+        answer=draft.text,
+        abstained=draft.abstained,
+        citations=[
+            Citation(n=n, source=s.passage.source, chunk_id=s.passage.chunk_id, quote=s.text)
+            for n, s in enumerate(draft.quotes, 1)
+        ],
+        contexts=[
+            Context(chunk_id=p.chunk_id, source=p.source, text=p.text, score=round(p.score, 4))
+            for p in state["passages"]
+        ],
+        backend=state.get("backend", "extractive"),
+        guard=state.get("guard"),
+        standalone_question=state["standalone_question"],
+        timings_ms=timings,
+    )
+
+
+def build_chain(
+    condense_question: Callable[[dict], str],
+    retrieve: Callable[[str], list],
+    answer: Callable[[str, list], Draft],
+) -> Runnable:
+    """Input: {"question", "history", "timings_ms": {}}. Output: an Answer."""
+    return (
+        RunnablePassthrough.assign(standalone_question=timed("condense", condense_question))
+        | RunnablePassthrough.assign(passages=timed("retrieve", lambda s: retrieve(s["standalone_question"])))
+        | RunnablePassthrough.assign(draft=timed("answer", lambda s: answer(s["standalone_question"], s["passages"])))
+        | RunnableLambda(cite, name="cite")
+    )

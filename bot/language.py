@@ -1,0 +1,139 @@
+"""Small, general English helpers the extractive answerer reasons with: sentences, terms, names, numbers."""
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import simplemma
+import Stemmer
+
+_stemmer = Stemmer.Stemmer("english")
+
+WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*[A-Za-z]|[A-Za-z]|\d+(?:[.,:]\d+)*")
+# A sentence ends at . ! ? … (optionally closed by a quote mark) before whitespace, or at a line break.
+SENTENCE_END = re.compile(r"(?<=[.!?…])[’”'\"]?(?=\s)|\n+")
+ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "vs", "no", "jr", "sr", "prof", "gen", "lt", "u.s", "etc"}
+
+STOPWORDS = set(
+    """a an the and or but if then than so of in on at to for from by with about as into onto over under after
+    before between through during without within upon against among is am are was were be been being do does did
+    doing done have has had having will would shall should can could may might must i me my mine we us our you
+    your he him his she her hers it its they them their theirs this that these those there here what which who
+    whom whose when where why how not no nor yes also just only very too any some all each every both either
+    neither much many more most such own same other another again ever even still yet s t don’t don't
+    article text document documents tell say said says know knows please according mention mentioned""".split()
+)
+WH_WORDS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how"}
+
+NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "thousand": 1000, "million": 1_000_000,
+    "dozen": 12, "pair": 2,
+}
+ORDINALS = {
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+    "eleventh", "twelfth", "last",
+}
+WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+MONTHS = {
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december",
+}
+RELATIVE_TIMES = {"today", "yesterday", "tomorrow", "tonight", "ago", "earlier", "later", "morning", "evening",
+                  "afternoon", "night", "week", "weekend", "year", "years", "days", "day", "hours", "minutes"}
+MEDALS = {"gold", "silver", "bronze"}
+# Countries and the adjectives for them, enough to tell a place or nationality from a person's name.
+COUNTRIES = {
+    "america": "American", "usa": "American", "us": "American", "united states": "American",
+    "japan": "Japanese", "china": "Chinese", "korea": "Korean", "south korea": "Korean",
+    "canada": "Canadian", "russia": "Russian", "france": "French", "germany": "German", "italy": "Italian",
+    "spain": "Spanish", "portugal": "Portuguese", "britain": "British", "great britain": "British",
+    "england": "English", "scotland": "Scottish", "ireland": "Irish", "kenya": "Kenyan",
+    "ethiopia": "Ethiopian", "uganda": "Ugandan", "morocco": "Moroccan", "australia": "Australian",
+    "brazil": "Brazilian", "mexico": "Mexican", "india": "Indian", "norway": "Norwegian",
+    "sweden": "Swedish", "finland": "Finnish", "netherlands": "Dutch", "belgium": "Belgian",
+    "switzerland": "Swiss", "austria": "Austrian", "poland": "Polish", "ukraine": "Ukrainian",
+    "georgia": "Georgian", "estonia": "Estonian", "argentina": "Argentinian", "chile": "Chilean",
+    "nigeria": "Nigerian", "egypt": "Egyptian", "south africa": "South African", "greece": "Greek",
+    "turkey": "Turkish", "israel": "Israeli", "new zealand": "New Zealander", "denmark": "Danish",
+}
+DEMONYMS = {v.lower(): k for k, v in COUNTRIES.items()}
+ORG_WORDS = {"team", "club", "committee", "federation", "association", "union", "university", "council",
+             "league", "olympics", "games", "championships", "cup", "news", "times", "ministry", "party",
+             "inc", "ltd", "corp", "company", "group", "marathon", "tiktok", "instagram", "twitter", "youtube"}
+TITLE_WORDS = {"mr", "mrs", "ms", "dr", "coach", "president", "director", "captain", "minister", "judge"}
+
+
+@dataclass(frozen=True)
+class Span:
+    text: str
+    start: int  # offset in the text it was split from
+    end: int
+
+
+def split_sentences(text: str) -> list[Span]:
+    """Sentences with their offsets; headlines and other unpunctuated lines count as sentences."""
+    spans, start = [], 0
+    for match in SENTENCE_END.finditer(text):
+        before = text[start : match.end()].rstrip()
+        last_word = before.rsplit(None, 1)[-1].rstrip(".").lower() if before.split() else ""
+        if match.group().strip() == "" and text[match.start() - 1 : match.start()] == "." and (
+            last_word in ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha())
+        ):
+            continue  # "Dr. Smith", "J. Smith": not a sentence end
+        spans.append((start, match.end()))
+        start = match.end()
+    spans.append((start, len(text)))
+    out = []
+    for s, e in spans:
+        chunk = text[s:e]
+        lead = len(chunk) - len(chunk.lstrip())
+        body = chunk.strip()
+        if re.search(r"\w", body):
+            out.append(Span(body, s + lead, s + lead + len(body)))
+    return out
+
+
+def words(text: str) -> list[tuple[str, int]]:
+    """Word tokens with their character offsets."""
+    return [(m.group(), m.start()) for m in WORD.finditer(text)]
+
+
+@lru_cache(maxsize=50_000)
+def term(word: str) -> str:
+    """The comparable form of a word: lower case, lemmatized (won → win), stemmed (skating → skate)."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    return _stemmer.stemWord(simplemma.lemmatize(w, lang="en"))
+
+
+def content_terms(text: str) -> list[str]:
+    """The terms of a text that carry meaning (no stop words), in order, without repeats."""
+    seen: dict[str, None] = {}
+    for w, _ in words(text):
+        if w.lower().replace("’", "'") in STOPWORDS or w.lower() in WH_WORDS:
+            continue
+        seen.setdefault(term(w), None)
+    return list(seen)
+
+
+def is_number(word: str) -> bool:
+    return bool(re.fullmatch(r"\d+(?:[.,:]\d+)*", word)) or word.lower() in NUMBER_WORDS
+
+
+def name_groups(text: str, proper_nouns: set[str]) -> list[Span]:
+    """Runs of capitalized words that are names (per the corpus's own capitalization), e.g. "Alysa Liu"."""
+    groups: list[Span] = []
+    current: list[tuple[str, int]] = []
+    for w, pos in words(text) + [("", len(text))]:
+        base = w.replace("’s", "").replace("'s", "")
+        if base and base[0].isupper() and base.lower() in proper_nouns:
+            current.append((base, pos))
+            continue
+        if current:
+            start, last = current[0][1], current[-1]
+            groups.append(Span(text[start : last[1] + len(last[0])], start, last[1] + len(last[0])))
+            current = []
+    return groups

@@ -1,0 +1,124 @@
+"""What a question asks for: the expected answer type, the names it is about, and its key terms."""
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+
+from bot.language import (
+    COUNTRIES,
+    DEMONYMS,
+    MEDALS,
+    MONTHS,
+    NUMBER_WORDS,
+    ORDINALS,
+    WEEKDAYS,
+    content_terms,
+    term,
+    words,
+)
+
+
+class AnswerType(str, Enum):
+    PERSON = "person"
+    NUMBER = "number"
+    AGE = "age"
+    TIME = "time"
+    PLACE = "place"
+    ORG = "organization"
+    MEDAL = "medal"
+    PLACING = "placing"
+    QUOTE = "quote"
+    REASON = "reason"
+    ANY = "any"
+
+
+# First match wins; patterns look at the lower-cased question.
+TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
+    (AnswerType.AGE, r"\bhow old\b|\bwhat(?:'s| is| was)? (?:\w+'s |her |his |their )?age\b|\bage of\b"),
+    (AnswerType.QUOTE, r"\bwhat did .* (?:say|tell|write|comment|post)\b|\bwhat (?:were|was) .*\bwords\b"
+     r"|\bhow did .* (?:describe|put it|react|respond|explain)\b|\bquote\b|\bin (?:his|her|their) own words\b"
+     r"|\bwhat .*\b(?:reaction|response)\b"),
+    (AnswerType.NUMBER, r"\bhow (?:many|much|long|far|fast|big)\b|\bby how\b|\bwhat (?:score|number|margin|"
+     r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bwhich (?:score|number)\b"),
+    (AnswerType.TIME, r"\bwhen\b|\b(?:what|which) (?:day|date|year|month|time of)\b|\bon what\b"),
+    (AnswerType.PLACING, r"\b(?:what|which) (?:place|position|rank|ranking|placing|spot)\b.*\b(?:finish|end|come|"
+     r"place|rank|get|take|earn)|\bwhere did .* (?:finish|place|rank|end up|come)\b|\bhow did .* (?:finish|place|"
+     r"rank)\b|\bwhat (?:place|position) did\b"),
+    (AnswerType.MEDAL, r"\b(?:what|which) (?:medal|colou?r)\b|\bwhat kind of medal\b"),
+    (AnswerType.ORG, r"\b(?:what|which) (?:team|club|organi[sz]ation|company|brand|sponsor|federation|platform|"
+     r"app|website|outlet|site)\b|\b(?:skate|play|run|compete|race|ride)s? for\b"),
+    (AnswerType.PLACE, r"\bwhere\b|\b(?:what|which) (?:country|nation|nationality|city|town|venue|state|region|"
+     r"place|location|continent)\b|\bwhat country\b|\bfrom which\b"),
+    (AnswerType.PERSON, r"\bwho(?:m|se)?\b|\b(?:what|which) (?:\w+ )?(?:skater|athlete|person|woman|man|runner|"
+     r"player|competitor|rival|coach|winner|champion|name|teammate|medalist|medallist)\b"),
+    (AnswerType.REASON, r"\bwhy\b|\bwhat (?:caused|led|made|happened)\b|\bhow come\b|\bfor what reason\b"),
+]
+
+# Questions that try to give the bot orders instead of asking about the documents.
+INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b.*\b(?:instruction|prompt|rule|previous|above|context|"
+    r"guideline|everything)s?\b|\byou are now\b|\bact as\b|\bpretend\b|\b(?:reveal|print|show|repeat|output)\b.*"
+    r"\b(?:system|prompt|instructions)\b|^\s*(?:system|assistant)\s*:|\bjailbreak\b|\bdeveloper mode\b"
+    r"|\brespond (?:only )?with\b|\b(?:say|write|answer) (?:that|exactly)\b|\btell me a (?:joke|story|poem)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+
+# Closed classes: a question naming one member is not answered by a sentence about another.
+CLOSED_CLASS = MEDALS | ORDINALS | WEEKDAYS | MONTHS | set(NUMBER_WORDS) | set(COUNTRIES) | set(DEMONYMS)
+
+
+@dataclass
+class Question:
+    text: str
+    answer_type: AnswerType
+    terms: list[str]  # content terms, comparable form
+    names: list[list[str]] = field(default_factory=list)  # name groups in the question, each as terms
+    closed: list[str] = field(default_factory=list)  # closed-class terms and numbers that must be matched
+    injection: bool = False
+
+
+def answer_type(question: str) -> AnswerType:
+    q = question.lower().replace("’", "'")
+    for kind, pattern in TYPE_PATTERNS:
+        if re.search(pattern, q):
+            return kind
+    return AnswerType.ANY
+
+
+def analyse(question: str, proper_nouns: set[str]) -> Question:
+    """Read the question against the corpus's names (`proper_nouns`: lower-case words the corpus capitalizes)."""
+    tokens = words(question)
+    names: list[list[str]] = []
+    current: list[str] = []
+    for i, (w, _) in enumerate(tokens):
+        base = re.sub(r"['’]s$", "", w)
+        lower = base.lower()
+        is_name = lower in proper_nouns or (i > 0 and base[:1].isupper() and lower not in _COMMON_CAPS)
+        if is_name and lower not in CLOSED_CLASS:
+            current.append(term(base))
+            if base != w:  # a possessive ends the name: "Japan's Kaori"
+                names.append(current)
+                current = []
+            continue
+        if current:
+            names.append(current)
+            current = []
+    if current:
+        names.append(current)
+    closed = [term(w) for w, _ in tokens if w.lower() in CLOSED_CLASS or re.fullmatch(r"\d+(?:[.,:]\d+)*", w)]
+    for country in COUNTRIES:  # multi-word countries: "South Korea"
+        if " " in country and country in question.lower():
+            closed.append(country)
+    return Question(
+        text=question,
+        answer_type=answer_type(question),
+        terms=content_terms(question),
+        names=names,
+        closed=closed,
+        injection=bool(INJECTION.search(question)),
+    )
+
+
+# Capitalized words in a question that are not names of anything in particular.
+_COMMON_CAPS = {"i", "what", "who", "when", "where", "why", "how", "which", "did", "does", "is", "was", "the",
+                "system", "assistant", "user", "ok", "okay", "please"}

@@ -1,0 +1,97 @@
+"""The bot as one object the CLI, the API and the chat all share: open once, then ask many times."""
+
+import logging
+import time
+from functools import cache
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from bot.answer import Answer, Turn
+from bot.chain import build_chain
+from bot.extractive import ExtractiveAnswerer
+from bot.retrieval import Retriever
+from bot.settings import Settings
+from index.embeddings import load_embedder
+from index.loaders import load_documents
+from index.store import IndexReport, StoreUnavailableError, collection_exists, index_documents, open_client, open_store
+
+log = logging.getLogger(__name__)
+
+
+class QuestionError(ValueError):
+    """The question (or its history) is not something we can answer: empty, too long, malformed."""
+
+
+@cache
+def shared_embedder() -> Embeddings:
+    """The embedding model, loaded once per process."""
+    return load_embedder()
+
+
+def build_index(settings: Settings, paths: list[Path] | None = None, reset: bool = False,
+                show_progress: bool = False) -> IndexReport:
+    """Index files or folders (default: the bundled corpus). Files are read before the store is touched,
+    so a bad path leaves the existing index as it was."""
+    docs = load_documents(paths or settings.corpus)
+    client = open_client(settings.index_dir, settings.chroma_url)
+    if reset and collection_exists(client, settings.collection):
+        client.delete_collection(settings.collection)
+    store = open_store(client, settings.collection, shared_embedder())
+    return index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress)
+
+
+class EventBot:
+    """Retriever + answerer + chain over an existing index."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        started = time.perf_counter()
+        if not settings.chroma_url and not (settings.index_dir / "chroma.sqlite3").exists():
+            raise StoreUnavailableError(f"no index at {settings.index_dir} yet: run `eventbot index`")
+        try:
+            client = open_client(settings.index_dir, settings.chroma_url)
+            if not collection_exists(client, settings.collection):
+                raise StoreUnavailableError(
+                    f"no collection {settings.collection!r} in the index yet: run `eventbot index`")
+        except StoreUnavailableError:
+            raise
+        except Exception as exc:
+            raise StoreUnavailableError(f"cannot open the index: {exc}") from exc
+        embedder = shared_embedder()
+        self.store = open_store(client, settings.collection, embedder)
+        self.retriever = Retriever(self.store, embedder, k=settings.top_k, mode=settings.retriever)
+        if not self.retriever.chunks:
+            raise StoreUnavailableError("the index is empty: run `eventbot index`")
+        chunks = self.retriever.chunks
+        documents = len({c.metadata["path"] for c in chunks})
+        self.answerer = ExtractiveAnswerer(embedder, [c.page_content for c in chunks], documents)
+        self.chain = build_chain(self._condense, self.retriever, self.answerer)
+        log.info("bot ready in %.1fs", time.perf_counter() - started)
+
+    def check_question(self, question: str, history: list[Turn] | None = None) -> str:
+        question = (question or "").strip()
+        if not question:
+            raise QuestionError("the question is empty")
+        if len(question) > self.settings.max_question_chars:
+            raise QuestionError(
+                f"the question is {len(question)} characters long; the limit is {self.settings.max_question_chars}")
+        if history and len(history) > self.settings.max_history_messages:
+            raise QuestionError(f"the history has {len(history)} messages; the limit is "
+                                f"{self.settings.max_history_messages}")
+        return question
+
+    def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
+        question = self.check_question(question, history)
+        return self.chain.invoke({"question": question, "history": history or [], "timings_ms": {}})
+
+    def stats(self) -> dict:
+        """Documents and chunks in the store; raises StoreUnavailableError when it cannot be read."""
+        try:
+            metas = self.store._collection.get(include=["metadatas"])["metadatas"]
+        except Exception as exc:
+            raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
+        return {"documents": len({m["path"] for m in metas}), "chunks": len(metas)}
+
+    def _condense(self, state: dict) -> str:
+        return state["question"]

@@ -1,0 +1,34 @@
+"""The one place defaults live. Every value can be set as an `EVENTBOT_*` environment variable or in `.env`."""
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "data"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="EVENTBOT_", env_file=".env", extra="ignore")
+
+    index_dir: Path = Path(".eventbot/index")
+    chroma_url: str | None = Field(None, description="Chroma server URL; server mode when set")
+    collection: str = "eventbot"
+    corpus: list[Path] = [DEFAULT_CORPUS / "event-article.txt"]
+
+    chunk_size: int = 400
+    chunk_overlap: int = 80
+    top_k: int = 4
+    retriever: Literal["dense", "hybrid"] = "hybrid"
+
+    llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"
+    llm_model: str | None = None
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None
+    llm_timeout_s: float = 60.0
+    llm_max_tokens: int = 256
+
+    api_key: str | None = None
+    max_question_chars: int = 2000
+    max_history_messages: int = 40

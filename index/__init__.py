@@ -1,0 +1,1 @@
+"""Ingestion: documents → chunks → embeddings → Chroma store. Knows nothing of `bot`."""

@@ -1,0 +1,110 @@
+"""The Chroma store: embedded (a folder) or a `chroma run` server, and idempotent indexing into it."""
+
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import chromadb
+from chromadb.config import Settings as ChromaSettings
+from langchain_chroma import Chroma
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from tqdm import tqdm
+
+from index.chunking import split_documents
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 16
+
+
+class StoreUnavailableError(Exception):
+    """The store cannot be opened or read (no index yet, server down)."""
+
+
+def open_client(index_dir: Path, chroma_url: str | None) -> chromadb.ClientAPI:
+    """A Chroma client with telemetry off: an HTTP client when `chroma_url` is set, else a local folder."""
+    settings = ChromaSettings(anonymized_telemetry=False)
+    if chroma_url:
+        url = urlparse(chroma_url)
+        try:
+            return chromadb.HttpClient(
+                host=url.hostname or "127.0.0.1",
+                port=url.port or (443 if url.scheme == "https" else 8000),
+                ssl=url.scheme == "https",
+                settings=settings,
+            )
+        except Exception as exc:
+            raise StoreUnavailableError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from exc
+    index_dir.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(index_dir), settings=settings)
+
+
+def open_store(client: chromadb.ClientAPI, collection: str, embedder: Embeddings) -> Chroma:
+    return Chroma(
+        client=client,
+        collection_name=collection,
+        embedding_function=embedder,
+        collection_metadata={"hnsw:space": "cosine"},
+    )
+
+
+def collection_exists(client: chromadb.ClientAPI, collection: str) -> bool:
+    return collection in {c if isinstance(c, str) else c.name for c in client.list_collections()}
+
+
+@dataclass
+class IndexReport:
+    documents: int
+    chunks: int
+    added: int
+    unchanged: int
+    removed: int
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self) | {"seconds": round(self.seconds, 2)}
+
+
+def index_documents(
+    store: Chroma, docs: list[Document], chunk_size: int, chunk_overlap: int, show_progress: bool = False
+) -> IndexReport:
+    """Bring the store in line with `docs`: embed only new chunks, delete each document's vanished ones."""
+    started = time.perf_counter()
+    chunks = split_documents(docs, chunk_size, chunk_overlap)
+    collection = store._collection
+    wanted = {c.metadata["chunk_id"]: c for c in chunks}
+    existing: set[str] = set()
+    for path in {d.metadata["path"] for d in docs}:
+        existing |= set(collection.get(where={"path": path}, include=[])["ids"])
+    stale = sorted(existing - wanted.keys())
+    new = [c for cid, c in wanted.items() if cid not in existing]
+
+    if stale:
+        collection.delete(ids=stale)
+    with tqdm(total=len(new), desc="Embedding chunks", unit="chunk", disable=not show_progress) as bar:
+        for i in range(0, len(new), EMBED_BATCH):
+            batch = new[i : i + EMBED_BATCH]
+            store.add_documents(batch, ids=[c.metadata["chunk_id"] for c in batch])
+            bar.update(len(batch))
+    report = IndexReport(
+        documents=len(docs),
+        chunks=len(chunks),
+        added=len(new),
+        unchanged=len(wanted) - len(new),
+        removed=len(stale),
+        seconds=time.perf_counter() - started,
+    )
+    log.info("indexed %s", report)
+    return report
+
+
+def all_chunks(store: Chroma) -> list[Document]:
+    """Every stored chunk with its metadata (for BM25 and for /healthz counts)."""
+    got = store._collection.get(include=["documents", "metadatas"])
+    return [
+        Document(page_content=text, metadata=meta | {"chunk_id": cid})
+        for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+    ]

@@ -1,0 +1,85 @@
+"""Loader, splitter and idempotent indexing, against the real model and a real embedded Chroma."""
+
+import json
+
+import pytest
+
+from index.chunking import split_documents
+from index.loaders import DocumentLoadError, load_documents
+from tests.conftest import ARTICLE, run_cli
+
+
+def test_loader_keeps_title_and_source():
+    [doc] = load_documents([ARTICLE])
+    assert doc.metadata["source"] == "event-article.txt"
+    assert doc.metadata["title"].startswith("Team USA figure skating star Amber Glenn")
+    assert doc.page_content == ARTICLE.read_text(encoding="utf-8").strip()
+
+
+def test_html_is_read_as_text(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text("<html><head><title>Race day</title><script>x=1</script></head>"
+                    "<body><p>Kiprop won the race.</p></body></html>")
+    [doc] = load_documents([page])
+    assert doc.metadata["title"] == "Race day"
+    assert "Kiprop won the race." in doc.page_content and "x=1" not in doc.page_content
+
+
+@pytest.mark.parametrize("size", [200, 400, 800])
+def test_chunks_are_verbatim_at_their_offsets(size):
+    docs = load_documents([ARTICLE])
+    text = docs[0].page_content
+    chunks = split_documents(docs, chunk_size=size, chunk_overlap=size // 5)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        start = chunk.metadata["start"]
+        assert text[start : start + len(chunk.page_content)] == chunk.page_content
+        assert len(chunk.page_content) <= size
+    # every sentence of the article lies whole inside some chunk (sentence-aware splitting)
+    for line in filter(None, (line.strip() for line in text.splitlines())):
+        if len(line) < size:
+            assert any(line in c.page_content for c in chunks), line
+
+
+def test_missing_and_unsupported_files_are_rejected(tmp_path):
+    with pytest.raises(DocumentLoadError, match="no such file"):
+        load_documents([tmp_path / "nope.txt"])
+    (tmp_path / "data.bin").write_bytes(b"\x00\x01")
+    with pytest.raises(DocumentLoadError, match="unsupported"):
+        load_documents([tmp_path / "data.bin"])
+
+
+def index_json(index_dir, *args):
+    proc = run_cli("index", *args, "--json", env={"EVENTBOT_INDEX_DIR": str(index_dir)})
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_reindex_is_idempotent_and_replaces_only_changed_chunks(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text(ARTICLE.read_text(encoding="utf-8"), encoding="utf-8")
+    (corpus / "b.md").write_text("# Chess final\n\nMagnus Carlsen won the final on Sunday in Oslo.\n")
+    index_dir = tmp_path / "index"
+
+    first = index_json(index_dir, str(corpus))
+    assert first["documents"] == 2 and first["added"] == first["chunks"] > 2 and first["removed"] == 0
+
+    second = index_json(index_dir, str(corpus))
+    assert second["added"] == 0 and second["unchanged"] == first["chunks"] and second["removed"] == 0
+
+    (corpus / "b.md").write_text("# Chess final\n\nHikaru Nakamura won the final on Monday in Oslo.\n")
+    third = index_json(index_dir, str(corpus))
+    assert third["added"] == 1 and third["removed"] == 1 and third["unchanged"] == first["chunks"] - 1
+
+    reset = index_json(index_dir, "--reset", str(corpus))
+    assert reset["added"] == reset["chunks"] and reset["removed"] == 0
+
+
+def test_bad_path_exits_2_and_leaves_index_untouched(tmp_path):
+    index_dir = tmp_path / "index"
+    before = index_json(index_dir, str(ARTICLE))
+    proc = run_cli("index", str(tmp_path / "missing.txt"), env={"EVENTBOT_INDEX_DIR": str(index_dir)}, check=False)
+    assert proc.returncode == 2
+    assert "missing.txt" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    after = index_json(index_dir, str(ARTICLE))
+    assert after["added"] == 0 and after["unchanged"] == before["chunks"]

@@ -1,0 +1,124 @@
+"""The `eventbot` command. The only module that prints; everything else logs."""
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "Loading weights" bar on every start
+
+app = typer.Typer(help="Answers questions about an event from the documents that describe it.",
+                  no_args_is_help=True, add_completion=False)
+
+
+def fail(message: str) -> None:
+    """A user error: one line on stderr, exit code 2."""
+    typer.echo(f"eventbot: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def open_bot():
+    from bot.service import EventBot
+    from bot.settings import Settings
+    from index.store import StoreUnavailableError
+
+    try:
+        return EventBot(Settings())
+    except StoreUnavailableError as exc:
+        fail(str(exc))
+
+
+def print_answer(answer) -> None:
+    typer.echo(answer.answer)
+    if answer.citations:
+        typer.echo("\nSources:")
+        for c in answer.citations:
+            typer.echo(f"  [{c.n}] {c.source}: “{c.quote}”")
+
+
+@app.callback()
+def main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens.")] = False) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+
+@app.command()
+def index(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders (default: the bundled corpus).")] = None,
+    reset: Annotated[bool, typer.Option("--reset", help="Delete the collection first.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of counts.")] = False,
+) -> None:
+    """Ingest documents into the index. Unchanged chunks are not embedded again."""
+    from bot.service import build_index
+    from bot.settings import Settings
+    from index.loaders import DocumentLoadError
+    from index.store import StoreUnavailableError
+
+    try:
+        report = build_index(Settings(), paths or None, reset=reset, show_progress=sys.stderr.isatty() or not as_json)
+    except (DocumentLoadError, StoreUnavailableError) as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(json.dumps(report.as_dict()))
+    else:
+        r = report
+        typer.echo(f"Indexed {r.documents} document(s) into {r.chunks} chunks: {r.added} added, "
+                   f"{r.unchanged} unchanged, {r.removed} removed ({r.seconds:.1f}s).")
+
+
+@app.command()
+def ask(
+    questions: Annotated[list[str], typer.Argument(help="One or more questions.")],
+    as_json: Annotated[bool, typer.Option("--json", help="One answer object per line (JSON Lines).")] = False,
+) -> None:
+    """Answer questions from the indexed documents, citing them."""
+    from bot.service import QuestionError
+
+    bot = open_bot()
+    try:
+        for q in questions:  # check all first: a bad question fails before any output
+            bot.check_question(q)
+    except QuestionError as exc:
+        fail(str(exc))
+    for i, q in enumerate(questions):
+        answer = bot.ask(q)
+        if as_json:
+            typer.echo(answer.model_dump_json())
+        else:
+            if len(questions) > 1:
+                typer.echo(f"{'' if i == 0 else chr(10)}Q: {q}")
+            print_answer(answer)
+
+
+@app.command()
+def chat() -> None:
+    """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""
+    from bot.answer import Turn
+    from bot.service import QuestionError
+
+    bot = open_bot()
+    history: list[Turn] = []
+    typer.echo("Ask about the event (empty line or Ctrl-D to quit).")
+    while True:
+        try:
+            question = input("\n> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not question:
+            break
+        try:
+            answer = bot.ask(question, history)
+        except QuestionError as exc:
+            typer.echo(f"eventbot: {exc}", err=True)
+            continue
+        print_answer(answer)
+        history += [Turn(role="user", content=question), Turn(role="assistant", content=answer.answer)]
+
+
+if __name__ == "__main__":
+    app()
