@@ -95,6 +95,41 @@ def ask(
             print_answer(answer)
 
 
+@app.command("eval")
+def evaluate(
+    datasets: Annotated[list[Path] | None, typer.Option(
+        "--dataset", help="A JSON Lines question set (repeatable; default: every data/eval/*.jsonl).")] = None,
+    configs: Annotated[list[str] | None, typer.Option(
+        "--config", metavar="NAME=VALUE[,NAME=VALUE]",
+        help="A configuration, e.g. retriever=dense,top_k=6 or answerer=llm (repeatable: run side by side).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with all metrics and items.")] = False,
+    report: Annotated[Path | None, typer.Option(
+        "--report", help="Write a Markdown report here, and its accuracy chart next to it (.png).")] = None,
+) -> None:
+    """Score question sets through the same chain as the UI, per kind and overall, in fresh temporary indexes."""
+    from rich.console import Console
+
+    from bot import evaluation as ev
+    from index.loaders import DocumentLoadError
+    from index.store import StoreUnavailableError
+
+    try:
+        run = ev.run_evaluation(datasets or ev.default_datasets(), ev.parse_configs(configs or []),
+                                progress=lambda line: typer.echo(f"eval: {line}", err=True))
+        if report:
+            ev.write_report(run, report)
+    except (ev.EvaluationError, DocumentLoadError, StoreUnavailableError) as exc:
+        fail(str(exc))
+    if as_json:
+        typer.echo(ev.to_json(run))
+    else:
+        console = Console()
+        for table in ev.rich_tables(run):
+            console.print(table)
+    if report:
+        typer.echo(f"eval: report written to {report} (chart {report.with_suffix('.png')})", err=True)
+
+
 @app.command()
 def chat() -> None:
     """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""

@@ -1,0 +1,239 @@
+"""Evaluation scripts: the metric functions on hand-made answers, and the real `eventbot eval` on both sets."""
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from bot.answer import Answer, Citation, Context, Turn
+from bot.evaluation import (
+    Config,
+    ConfigRun,
+    DatasetRun,
+    EvalItem,
+    Evaluation,
+    EvaluationError,
+    abstention_precision_recall,
+    citation_supports,
+    dataset_corpus,
+    evidence_rank,
+    exact_match,
+    grounded_token_share,
+    is_correct,
+    load_dataset,
+    parse_config,
+    parse_configs,
+    score_item,
+    sentences,
+    settings_for,
+    strip_markers,
+    summarize,
+    summarize_by_kind,
+    token_f1,
+    ungrounded_names,
+    write_report,
+)
+
+SILVER = "Sakamoto won the silver medal, finishing 1.91 points behind Liu."
+CAMERA = "Glenn then stood up and waved his hands in front of the lens to block the camera’s view."
+
+
+def answer(text: str, quotes: list[str] = (), abstained: bool = False, contexts: list[str] = (),
+           total_ms: float = 10.0) -> Answer:
+    return Answer(
+        question="q", answer=text, abstained=abstained,
+        citations=[Citation(n=n, source="a.txt", chunk_id=f"c{n}", quote=q) for n, q in enumerate(quotes, 1)],
+        contexts=[Context(chunk_id=f"x{i}", source="a.txt", text=t, score=0.5) for i, t in enumerate(contexts)],
+        timings_ms={"total": total_ms},
+    )
+
+
+def item(id_: str = "i1", answers=("silver",), answerable: bool = True, evidence: str = SILVER,
+         kind: str = "factoid") -> EvalItem:
+    return EvalItem(id=id_, question="q?", answers=list(answers), answerable=answerable, evidence=evidence, kind=kind)
+
+
+# -- accuracy, EM, F1 -----------------------------------------------------------------------------------------
+
+
+def test_markers_are_removed_before_comparing():
+    assert strip_markers("Liu won [1][2], ahead of Sakamoto [3, 4].") == "Liu won, ahead of Sakamoto."
+
+
+def test_accuracy_normalizes_case_quotes_spaces_and_markers():
+    got = answer("Glenn blocked  the\nCAMERA’S view [1].", [CAMERA])
+    assert is_correct(got, ["the camera's view"], answerable=True)
+    assert not is_correct(got, ["the cameraman"], answerable=True)
+
+
+def test_an_abstention_is_never_a_correct_answer_but_is_correct_for_unanswerable():
+    said_no = answer("The article doesn't say whether silver was won.", abstained=True)
+    assert not is_correct(said_no, ["silver"], answerable=True)
+    assert is_correct(said_no, [], answerable=False)
+    assert not is_correct(answer("Silver [1].", [SILVER]), [], answerable=False)
+
+
+def test_exact_match_is_squad_normalized():
+    assert exact_match("The Silver medal [1].", ["silver medal"]) == 1.0
+    assert exact_match("a silver medal, again", ["silver medal"]) == 0.0
+
+
+def test_token_f1_takes_the_best_accepted_answer():
+    # "alysa liu won gold" vs "alysa liu": precision 2/4, recall 1 → F1 2/3
+    assert token_f1("Alysa Liu won gold [1]", ["Sakamoto", "Alysa Liu"]) == pytest.approx(2 / 3)
+    assert token_f1("Sakamoto", ["Alysa Liu"]) == 0.0
+
+
+# -- citations, groundedness, retrieval -----------------------------------------------------------------------
+
+
+def test_citation_must_contain_single_sentence_evidence():
+    assert citation_supports("finishing 1.91 points behind Liu", [SILVER])
+    assert not citation_supports(SILVER, ["Sakamoto won the silver medal"])  # a fragment does not contain it
+    assert not citation_supports(SILVER, [])
+
+
+def test_citation_overlapping_multi_sentence_evidence_is_enough():
+    evidence = "Sakamoto was in tears when she came off the ice.\n\n" + CAMERA
+    assert sentences(evidence) == ["Sakamoto was in tears when she came off the ice.", CAMERA]
+    assert citation_supports(evidence, [CAMERA.replace("’", "'")])  # one whole sentence, straight apostrophe
+    assert not citation_supports(evidence, ["Glenn then stood"])  # too short to count as overlap
+
+
+def test_grounded_token_share_counts_answer_tokens_in_the_quotes():
+    assert grounded_token_share("Sakamoto won the silver medal [1].", [SILVER]) == 1.0
+    assert grounded_token_share("Sakamoto won bronze [1].", [SILVER]) == pytest.approx(2 / 3)
+
+
+def test_every_number_and_name_must_be_in_the_quotes():
+    assert ungrounded_names("She finished 1.91 points behind Liu [1].", [SILVER]) == []
+    assert ungrounded_names("Sakamoto’s margin was 2.5 points behind Alysa Liu.", [SILVER]) == ["2.5", "Alysa"]
+    # a sentence-opening function word is no name, but a sentence-opening name is
+    assert ungrounded_names("According to Tass, Kaori won.", [SILVER]) == ["Tass", "Kaori"]
+
+
+def test_evidence_rank_finds_the_first_context_holding_a_sentence_of_it():
+    evidence = "Sakamoto was in tears when she came off the ice. " + CAMERA
+    contexts = ["Thursday’s free skate was the last one.", "Later: " + CAMERA + " More text.", evidence]
+    assert evidence_rank(evidence, contexts) == 2
+    assert evidence_rank(evidence, contexts[:1]) is None
+
+
+# -- aggregation ----------------------------------------------------------------------------------------------
+
+
+def scored_set():
+    return [
+        score_item(item("a1"), answer("Silver [1].", [SILVER], contexts=["x", SILVER], total_ms=10)),
+        score_item(item("a2"), answer("The article doesn't say.", abstained=True, contexts=[SILVER], total_ms=20)),
+        score_item(item("u1", [], False, "", "unanswerable"), answer("No.", abstained=True, total_ms=30)),
+        score_item(item("u2", [], False, "", "unanswerable"), answer("Bronze in 2022 [1].", [SILVER], total_ms=40)),
+    ]
+
+
+def test_abstention_precision_and_recall():
+    results = scored_set()
+    # abstained: a2 (wrongly), u1 (rightly); unanswerable: u1, u2
+    assert abstention_precision_recall(results) == (0.5, 0.5)
+    assert abstention_precision_recall(results[:1]) == (None, None)
+
+
+def test_summary_metrics_over_a_hand_made_set():
+    m = summarize(scored_set())
+    assert m["n"] == 4
+    assert m["accuracy"] == 0.5  # a1 and u1
+    assert m["exact_match"] == 0.5  # a1 exact, a2 abstained
+    assert m["citation_precision"] == 1.0  # only a1 is an answered answerable item
+    assert m["grounded_names"] == 0.5  # u2 says 2022, which its quote lacks
+    assert m["hit_at_k"] == 1.0 and m["mrr"] == pytest.approx((1 / 2 + 1) / 2)
+    assert m["latency_p50_ms"] == 25.0
+
+
+def test_summary_by_kind_keeps_the_dataset_order():
+    by_kind = summarize_by_kind(scored_set())
+    assert list(by_kind["kinds"]) == ["factoid", "unanswerable"]
+    assert by_kind["kinds"]["unanswerable"]["exact_match"] is None
+    assert by_kind["kinds"]["factoid"]["abstention_recall"] is None
+
+
+# -- datasets, configurations, report -------------------------------------------------------------------------
+
+
+def test_dataset_lines_are_validated_and_the_sibling_folder_is_the_corpus(tmp_path):
+    good = tmp_path / "race.jsonl"
+    good.write_text(item().model_dump_json() + "\n\n", encoding="utf-8")
+    assert [i.id for i in load_dataset(good)] == ["i1"]
+    (tmp_path / "race").mkdir()
+    assert dataset_corpus(good, settings_for(Config("default"))) == [tmp_path / "race"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text() + '{"id": "x", "question": "q"}\n', encoding="utf-8")
+    with pytest.raises(EvaluationError, match=r"bad.jsonl:3: answerable"):
+        load_dataset(bad)
+    assert dataset_corpus(bad, settings_for(Config("default"))) == settings_for(Config("default")).corpus
+
+
+def test_config_strings_become_settings(monkeypatch):
+    monkeypatch.delenv("EVENTBOT_LLM", raising=False)
+    config = parse_config("retriever=dense, top-k=6")
+    assert config.label == "retriever=dense,top_k=6"
+    settings = settings_for(config)
+    assert (settings.retriever, settings.top_k) == ("dense", 6)
+    assert settings_for(parse_config("answerer=extractive")).llm == "none"
+    assert [c.label for c in parse_configs(["top_k=2", "top_k=2"])] == ["top_k=2", "top_k=2 #2"]
+    for bad in ("topk=3", "index_dir=/tmp/x", "retriever", "retriever=sparse", "answerer=llm"):
+        with pytest.raises(EvaluationError):
+            settings_for(parse_config(bad))
+
+
+def test_report_has_tables_failures_and_a_chart(tmp_path):
+    results = scored_set()
+    run = ConfigRun(Config("default"), {"top_k": 4}, {}, results, summarize_by_kind(results))
+    dataset = DatasetRun("race", Path("race.jsonl"), [], ["factoid", "unanswerable"], [run])
+    evaluation = Evaluation([Config("default")], [dataset])
+    chart = write_report(evaluation, tmp_path / "out" / "report.md")
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert chart == tmp_path / "out" / "report.png" and chart.read_bytes()[:4] == b"\x89PNG"
+    assert "](report.png)" in text and "| overall | 4 | 0.50 |" in text and "hit@4" in text
+    assert "`a2` (factoid)" in text and "`u2` (unanswerable)" in text and "`a1`" not in text
+
+
+def test_history_is_kept_with_the_item():
+    history = [Turn(role="user", content="Who won silver?"), Turn(role="assistant", content="Sakamoto")]
+    follow = EvalItem(id="f", question="And her age?", answers=["25"], answerable=True, evidence="", kind="follow-up",
+                      history=history)
+    assert score_item(follow, answer("25 [1]", ["25-year-old Sakamoto"])).history[0]["content"] == "Who won silver?"
+
+
+# -- the real command on both sets ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def evaluation_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("eval")
+    proc = run_cli("eval", "--json", "--report", str(out / "report.md"))
+    return json.loads(proc.stdout), out
+
+
+def test_eval_runs_both_sets_and_writes_the_report(evaluation_run):
+    result, out = evaluation_run
+    assert [d["name"] for d in result["datasets"]] == ["event_qa", "marathon_qa"]
+    for d in result["datasets"]:
+        items = d["results"]["default"]["items"]
+        assert len(items) == sum(1 for line in (ROOT / d["path"]).read_text().splitlines() if line.strip())
+        assert {"id", "question", "answer", "abstained", "correct"} <= set(items[0])
+    assert "## marathon_qa" in (out / "report.md").read_text()
+    assert (out / "report.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_eval_quality_bars(evaluation_run):
+    result, _ = evaluation_run
+    bars = {"event_qa": 0.90, "marathon_qa": 0.85}
+    misses = []
+    for d in result["datasets"]:
+        m = d["results"]["default"]["metrics"]["overall"]
+        checks = {"accuracy": bars[d["name"]], "abstention_precision": 0.90, "abstention_recall": 0.90,
+                  "grounded_names": 1.0}
+        misses += [f"{d['name']} {key} {m[key]} < {bar:.2f}" for key, bar in checks.items()
+                   if m[key] is None or m[key] < bar]
+    assert not misses, "; ".join(misses)
