@@ -32,7 +32,7 @@ def cite(state: dict) -> Answer:
         answer=draft.text,
         abstained=draft.abstained,
         citations=[
-            Citation(n=n, source=s.passage.source, chunk_id=s.passage.chunk_id, quote=s.text)
+            Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text)
             for n, s in enumerate(draft.quotes, 1)
         ],
         contexts=[

@@ -4,20 +4,19 @@ for one, or abstains when the passages do not support an answer. Every claim cit
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from bot.language import (
     COUNTRIES,
     DEMONYMS,
-    MEDALS,
     MONTHS,
     NUMBER_WORDS,
     ORDINALS,
     ORG_WORDS,
-    RELATIVE_TIMES,
     STOPWORDS,
     WEEKDAYS,
     Span,
@@ -32,15 +31,27 @@ from bot.retrieval import Passage
 # Weights of a sentence's score: meaning (cosine) and the share of the question's terms it contains.
 DENSE_WEIGHT, COVERAGE_WEIGHT, TYPE_BONUS = 0.5, 0.5, 0.1
 MIN_COVERAGE = 0.5  # below this share of key terms the sentence must be very close in meaning...
+MIN_COVERAGE_TYPED = 0.34  # ...lower when a phrase of the asked-for type is there and the names match
 MIN_DENSE_ALONE = 0.62  # ...at least this cosine; measured on the eval sets, see README "Answer quality"
 SECOND_SENTENCE_RATIO = 0.9
+SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
+NAME_CONTEXT_CHARS = 600  # how far back a name counts as "being talked about" (about five sentences)
+UNREALIZED_PENALTY = 0.15
+# "in a good position to win", "was expected to finish": the event after "to" may not have happened.
+UNREALIZED = re.compile(
+    r"\b(?:position|hop\w*|expect\w*|favou?rite\w*|chance|bid|aim\w*|tr(?:y|ied|ying)|want\w*|poised|likely"
+    r"|attempt\w*|fail\w*|set|going|hopes)\s+to\s+(?:\w+\s+){0,3}\w+|(?:\w+\s+){0,2}favou?rites?\b", re.IGNORECASE)
 
 
 @dataclass
 class Sentence:
-    passage: Passage
-    span: Span  # offsets within passage.text
-    index: int  # position within the passage
+    """A sentence of a document, located by its offsets in the document's text."""
+
+    path: str
+    source: str
+    span: Span  # offsets within the document
+    index: int  # position among the document's sentences
+    chunk_id: str = ""  # the retrieved passage it was found in
     dense: float = 0.0
     coverage: float = 0.0
     score: float = 0.0
@@ -61,16 +72,36 @@ class Draft:
     reason: str = ""
 
 
-class CorpusStats:
-    """What the answerer knows of the whole corpus: which words are names, how rare each term is."""
+class Corpus:
+    """What the answerer knows of all indexed documents: their sentences, which words are names, how rare
+    each term is. Rebuilt from the stored chunks, whose offsets place them in their document."""
 
-    def __init__(self, texts: list[str], documents: int):
-        sentences = [s.text for t in texts for s in split_sentences(t)]
+    def __init__(self, chunks: list[Document]):
+        texts: dict[str, list[str]] = {}
+        self.sources: dict[str, str] = {}
+        for c in sorted(chunks, key=lambda c: (c.metadata["path"], int(c.metadata["start"]))):
+            path, start = c.metadata["path"], int(c.metadata["start"])
+            self.sources[path] = c.metadata["source"]
+            buf = texts.setdefault(path, [])
+            have = sum(map(len, buf))
+            if start > have:
+                buf.append("\n" * (start - have))  # a gap between chunks is whitespace we did not keep
+            buf.append(c.page_content[max(0, have - start):])
+        self.texts = {path: "".join(parts) for path, parts in texts.items()}
+        self.sentences = {
+            path: [Sentence(path, self.sources[path], span, i) for i, span in enumerate(split_sentences(text))]
+            for path, text in self.texts.items()
+        }
+        self.documents = len(self.texts)
+        self._count_terms()
+
+    def _count_terms(self) -> None:
         df: Counter[str] = Counter()
         capitalized, lowercase, initial = Counter(), Counter(), []
-        for sent in sentences:
-            df.update({term(w) for w, _ in words(sent)})
+        all_sentences = [s.text for sents in self.sentences.values() for s in sents]
+        for sent in all_sentences:
             toks = words(sent)
+            df.update({term(w) for w, _ in toks})
             for i, (w, pos) in enumerate(toks):
                 base = re.sub(r"['’]s$", "", w)
                 after_quote = pos > 0 and sent[pos - 1] in "‘“\"'"
@@ -81,29 +112,53 @@ class CorpusStats:
                         capitalized[base.lower()] += 1
                 elif base[:1].islower():
                     lowercase[base.lower()] += 1
-        proper = {w for w in capitalized if w not in lowercase and w not in STOPWORDS}
+        proper = {w for w in capitalized if w not in lowercase and w.replace("’", "'") not in STOPWORDS}
         for first, nxt in initial:  # "Amber Glenn goes…", "Team USA figure…"
             if re.sub(r"['’]s$", "", nxt).lower() in proper and first.lower() not in STOPWORDS:
                 proper.add(first.lower())
         self.proper_nouns = proper
-        self.documents = documents
-        self.n = max(len(sentences), 1)
+        self.n = max(len(all_sentences), 1)
         self.df = df
 
     def idf(self, t: str) -> float:
         return math.log(1 + self.n / (1 + self.df.get(t, 0)))
 
+    def sentences_in(self, passage: Passage) -> list[Sentence]:
+        end = passage.start + len(passage.text)
+        return [
+            replace(s, chunk_id=passage.chunk_id)
+            for s in self.sentences.get(passage.path, [])
+            if s.span.start >= passage.start and s.span.end <= end
+        ]
+
+    def window(self, s: Sentence) -> str:
+        """The sentence and the one before it, which often holds the subject of "she", "he", "it"."""
+        sents = self.sentences[s.path]
+        return " ".join(x.text for x in sents[max(0, s.index - 1) : s.index + 1])
+
+    def context(self, s: Sentence) -> str:
+        """The text leading up to a sentence: where the people and things it refers to were last named."""
+        return self.texts[s.path][max(0, s.span.start - NAME_CONTEXT_CHARS) : s.span.end]
+
+    def in_quotation(self, s: Sentence) -> bool:
+        """The sentence is, or holds, someone's quoted words."""
+        if re.search(r"[“”\"‘]|\bsaid\b|\bsays\b|\btold\b", s.text):
+            return True
+        text = self.texts[s.path]
+        paragraph_start = text.rfind("\n", 0, s.span.start) + 1
+        return text[paragraph_start : paragraph_start + 1] in "‘“'\""
+
 
 class ExtractiveAnswerer:
     """Sentence selection by meaning + key-term coverage, typed phrase extraction, principled abstention."""
 
-    def __init__(self, embedder: Embeddings, corpus_texts: list[str], documents: int = 1):
+    def __init__(self, embedder: Embeddings, chunks: list[Document]):
         self.embedder = embedder
-        self.stats = CorpusStats(corpus_texts, documents)
+        self.corpus = Corpus(chunks)
         self._vectors: dict[str, np.ndarray] = {}
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
-        q = analyse(question, self.stats.proper_nouns)
+        q = analyse(question, self.corpus.proper_nouns)
         if q.injection:
             return self._abstain("it only answers questions about the documents, and follows no instructions")
         if not q.terms or not passages:
@@ -117,7 +172,10 @@ class ExtractiveAnswerer:
         if not supported:
             return self._abstain()
         best = supported[0]
-        if best.coverage < MIN_COVERAGE and best.dense < MIN_DENSE_ALONE:
+        if best.dense < MIN_DENSE_ALONE and self._unknown_terms(q, best):
+            return self._abstain()
+        typed = q.answer_type in PHRASE_TYPES and bool(best.candidates)
+        if best.coverage < (MIN_COVERAGE_TYPED if typed else MIN_COVERAGE) and best.dense < MIN_DENSE_ALONE:
             return self._abstain()
 
         phrase = self._phrase(q, best)
@@ -130,24 +188,25 @@ class ExtractiveAnswerer:
     # -- scoring ---------------------------------------------------------------------------------------------
 
     def _score(self, question: str, q: Question, passages: list[Passage]) -> list[Sentence]:
-        sentences = [
-            Sentence(p, span, i) for p in passages for i, span in enumerate(split_sentences(p.text))
-        ]
+        seen: set[tuple[str, int]] = set()
+        sentences = []
+        for p in passages:
+            for s in self.corpus.sentences_in(p):
+                if (s.path, s.index) not in seen:  # overlapping chunks repeat sentences
+                    seen.add((s.path, s.index))
+                    sentences.append(s)
+        if not sentences:
+            return []
         qvec = np.asarray(self.embedder.embed_query(question))
-        vectors = self._embed([s.text for s in sentences])
-        seen: set[str] = set()
-        unique = []
-        for s, vec in zip(sentences, vectors, strict=True):
-            if s.text in seen:  # overlapping chunks repeat sentences
-                continue
-            seen.add(s.text)
+        for s, vec in zip(sentences, self._embed([s.text for s in sentences]), strict=True):
             s.dense = float(vec @ qvec)
-            s.coverage = self._coverage(q, self._window_terms(s))
+            s.coverage = self._coverage(q, s)
             s.candidates = self._candidates(q, s)
             typed = q.answer_type in PHRASE_TYPES and bool(s.candidates)
             s.score = DENSE_WEIGHT * s.dense + COVERAGE_WEIGHT * s.coverage + (TYPE_BONUS if typed else 0.0)
-            unique.append(s)
-        return sorted(unique, key=lambda s: s.score, reverse=True)
+            if _unrealized(q, s.text):
+                s.score -= UNREALIZED_PENALTY
+        return sorted(sentences, key=lambda s: s.score, reverse=True)
 
     def _embed(self, texts: list[str]) -> list[np.ndarray]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
@@ -156,34 +215,76 @@ class ExtractiveAnswerer:
                 self._vectors[t] = np.asarray(v)
         return [self._vectors[t] for t in texts]
 
-    def _window_terms(self, s: Sentence) -> set[str]:
-        """Terms of the sentence and the one before it (which often holds the subject of "she", "he")."""
-        sents = split_sentences(s.passage.text)
-        window = sents[max(0, s.index - 1) : s.index + 1]
-        return {term(w) for sent in window for w, _ in words(sent.text)}
-
-    def _coverage(self, q: Question, window: set[str]) -> float:
-        total = sum(self.stats.idf(t) for t in q.terms)
-        hit = sum(self.stats.idf(t) for t in q.terms if t in window)
+    def _coverage(self, q: Question, s: Sentence) -> float:
+        """IDF-weighted share of the question's terms the sentence holds. A name counts once, found when any
+        of its words is in the text shortly before ("she", "he"); a word only in the sentence before gets half
+        credit; a word the text lacks gets partial credit for a near-synonym in the sentence ("prize" ~ "medal")."""
+        own_words = [w for w, _ in words(s.text)]
+        own = {term(w) for w in own_words}
+        window = {term(w) for w, _ in words(self.corpus.window(s))}
+        context = {term(w) for w, _ in words(self.corpus.context(s))}
+        name_terms = {t for name in q.names for t in name}
+        total = hit = 0.0
+        for name in q.names:
+            weight = max(self.corpus.idf(t) for t in name)
+            total += weight
+            hit += weight if set(name) & context else 0.0
+        for t in q.terms:
+            if t in name_terms:
+                continue
+            weight = self.corpus.idf(t)
+            total += weight
+            if t in own:
+                hit += weight
+            elif t in window:
+                hit += 0.5 * weight
+            elif t not in q.closed:
+                hit += weight * self._synonym_credit(q.surface.get(t, t), own_words)
         return hit / total if total else 0.0
 
+    def _unknown_terms(self, q: Question, s: Sentence) -> list[str]:
+        """Words of the question the documents never use and the sentence has no near-synonym for: what the
+        question is about ("the president of Kenya", "his coach") is likely not in the documents."""
+        name_terms = {t for name in q.names for t in name}
+        sentence_words = [w for w, _ in words(s.text)]
+        return [t for t in q.terms if t not in name_terms and self.corpus.df.get(t, 0) == 0
+                and not self._synonym_credit(q.surface.get(t, t), sentence_words)]
+
+    def _synonym_credit(self, word: str, sentence_words: list[str]) -> float:
+        content = [w for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
+        if not content:
+            return 0.0
+        vectors = self._embed([word, *content])
+        best = max(float(vectors[0] @ v) for v in vectors[1:])
+        return SYNONYM_CREDIT * best if best >= SYNONYM_MIN else 0.0
+
     def _supports(self, q: Question, s: Sentence) -> bool:
-        """Hard checks: the names the question is about are in the passage, every closed-class term it names
-        (a medal, a placing, a weekday, a number) is in the sentence's window, and the answer type is there."""
-        passage_terms = {term(w) for w, _ in words(s.passage.text)}
-        if any(not set(name) & passage_terms for name in q.names):
+        """Hard checks: the names the question is about were named near the sentence, every closed-class term
+        it names (a medal, a placing, a weekday, a number) is in the sentence's window, and an answer of the
+        expected type is there."""
+        context_terms = {term(w) for w, _ in words(self.corpus.context(s))}
+        if any(not set(name) & context_terms for name in q.names):
             return False
-        window = self._window_terms(s)
+        if q.names and q.answer_type is not AnswerType.PERSON and self._about_someone_else(q, s):
+            return False
+        window = _realized_terms(self.corpus.window(s))
         if any(c not in window for c in q.closed):
             return False
-        if q.answer_type in PHRASE_TYPES and q.answer_type is not AnswerType.PERSON:
-            return bool(s.candidates)
         if q.answer_type is AnswerType.PERSON:
             # "Who is Amber Glenn?" asks for a description, not another name.
             return bool(s.candidates) or bool(q.names)
+        if q.answer_type in PHRASE_TYPES:
+            return bool(s.candidates)
         if q.answer_type is AnswerType.QUOTE:
-            return _in_quotation(s)
+            return self.corpus.in_quotation(s)
         return True
+
+    def _about_someone_else(self, q: Question, s: Sentence) -> bool:
+        """The sentence names people, none of them the one asked about: "How old is Glenn?" is not answered
+        by "25-year-old Sakamoto…"."""
+        people = [{term(w) for w, _ in words(p.text)} for p in person_names(s.text, self.corpus.proper_nouns)]
+        asked = [set(name) for name in q.names]
+        return bool(people) and not any(p & a for p in people for a in asked)
 
     def _names_missing_everywhere(self, q: Question, passages: list[Passage]) -> str:
         found = {term(w) for p in passages for w, _ in words(p.text)}
@@ -199,8 +300,15 @@ class ExtractiveAnswerer:
         if finder is None:
             return []
         q_terms = set(q.terms) | {t for name in q.names for t in name}
-        spans = finder(s.text, self.stats.proper_nouns)
-        return [c for c in spans if not {term(w) for w, _ in words(c.text)} <= q_terms]
+        unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
+        people = person_names(s.text, self.corpus.proper_nouns) if q.answer_type is not AnswerType.PERSON else []
+        asked = [set(name) for name in q.names]
+        return [
+            c for c in finder(s.text, self.corpus.proper_nouns)
+            if not {term(w) for w, _ in words(c.text)} <= q_terms  # the question's own words are no answer
+            and not any(a <= c.start < b for a, b in unrealized)  # "a good position to win gold" is no medal
+            and not (asked and _nearest_person_is_other(c, people, asked))  # "Kiprop, 27" is not Wanjiru's age
+        ]
 
     def _phrase(self, q: Question, s: Sentence) -> str:
         """The one candidate nearest the question's terms in the sentence; none when two are equally near."""
@@ -208,11 +316,14 @@ class ExtractiveAnswerer:
             return ""
         if len(s.candidates) == 1:
             return s.candidates[0].text
-        anchors = [pos for w, pos in words(s.text) if term(w) in q.terms and w.lower() not in STOPWORDS]
+        unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
+        anchors = [pos for w, pos in words(s.text) if term(w) in q.terms and w.lower() not in STOPWORDS
+                   and not any(a <= pos < b for a, b in unrealized)]
         if not anchors:
             return ""
         distance = sorted(
-            (min(_gap(c, a) for a in anchors), c.text) for c in s.candidates
+            (min((_gap(c, a) for a in anchors if not c.start <= a < c.end), default=10**6), c.text)
+            for c in s.candidates
         )
         if distance[1][0] - distance[0][0] < 8:  # about two words apart: too close to call
             return ""
@@ -230,7 +341,7 @@ class ExtractiveAnswerer:
         return []
 
     def _abstain(self, reason: str = "") -> Draft:
-        subject = "article doesn't" if self.stats.documents <= 1 else "documents don't"
+        subject = "article doesn't" if self.corpus.documents <= 1 else "documents don't"
         text = f"The {subject} say" + (f": {reason}." if reason else ".")
         return Draft(text, True, [], reason)
 
@@ -242,7 +353,7 @@ def _word_spans(text: str, predicate) -> list[Span]:
     return [Span(w, pos, pos + len(w)) for w, pos in words(text) if predicate(w)]
 
 
-def _persons(text: str, proper: set[str]) -> list[Span]:
+def person_names(text: str, proper: set[str]) -> list[Span]:
     out = []
     for g in name_groups(text, proper):
         parts = [p.lower() for p in re.findall(r"[A-Za-z][\w.-]*", g.text)]
@@ -265,6 +376,10 @@ def _orgs(text: str, proper: set[str]) -> list[Span]:
 
 def _places(text: str, proper: set[str]) -> list[Span]:
     out = [g for g in name_groups(text, proper) if g.text.lower() in COUNTRIES or g.text.lower() in DEMONYMS]
+    for g in name_groups(text, proper):  # "American Alysa Liu": the nationality before a name
+        first = g.text.split()[0]
+        if " " in g.text and first.lower() in DEMONYMS:
+            out.append(Span(first, g.start, g.start + len(first)))
     for m in re.finditer(r"\b(?:in|at|from)\s+((?:[A-Z][\w-]+\s?)+)", text):
         g = m.group(1).strip()
         if g.lower() not in WEEKDAYS | MONTHS and g.split()[0].lower() in proper:
@@ -285,8 +400,10 @@ def _numbers(text: str, proper: set[str]) -> list[Span]:
         last = span.split()[-1].lower() if span.split() else ""
         if last in STOPWORDS:  # "two of" → "two"
             span = span.rsplit(None, 1)[0]
-        if span.lower() in {"a", "one"}:
-            continue
+        if re.match(r"-year-old", text[m.start() + len(span):]):
+            continue  # an age is no score or count
+        if span.lower() in {"a", "one"} or re.search(rf"{NUMBER}\s+(?:days?|weeks?|months?|years?)\s+ago", text[m.start():]):
+            continue  # "two days ago" says when, not how many
         out.append(Span(span, m.start(), m.start() + len(span)))
     return out
 
@@ -300,7 +417,7 @@ def _times(text: str, proper: set[str]) -> list[Span]:
     days = "|".join(WEEKDAYS | MONTHS)
     pattern = (rf"\b(?:(?:{days})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?)\b|\b(?:19|20)\d{{2}}\b|"
                rf"\b{NUMBER}\s+(?:days|weeks|months|years|hours)\s+(?:ago|earlier|later)\b|"
-               r"\b(?:yesterday|today|tonight|tomorrow|last (?:night|week|year|time))\b")
+               r"\b(?:yesterday|today|tonight|tomorrow|last (?:night|week|year))\b")
     return [Span(m.group(), m.start(), m.end()) for m in re.finditer(pattern, text, re.IGNORECASE)
             if m.group().lower() not in {"may", "march"} or m.group()[0].isupper()]
 
@@ -317,7 +434,7 @@ def _placings(text: str, proper: set[str]) -> list[Span]:
 
 
 CANDIDATE_FINDERS = {
-    AnswerType.PERSON: _persons,
+    AnswerType.PERSON: person_names,
     AnswerType.ORG: _orgs,
     AnswerType.PLACE: _places,
     AnswerType.NUMBER: _numbers,
@@ -329,12 +446,28 @@ CANDIDATE_FINDERS = {
 PHRASE_TYPES = set(CANDIDATE_FINDERS)
 
 
-def _in_quotation(s: Sentence) -> bool:
-    """The sentence is, or holds, someone's quoted words."""
-    if re.search(r"[“”\"‘]|\bsaid\b|\bsays\b|\btold\b", s.text):
-        return True
-    paragraph_start = s.passage.text.rfind("\n", 0, s.span.start) + 1
-    return s.passage.text[paragraph_start : paragraph_start + 1] in "‘“'\""
+def _realized_terms(text: str) -> set[str]:
+    """Terms of a text outside its "hoped to…"/"favorite" spans."""
+    spans = [m.span() for m in UNREALIZED.finditer(text)]
+    return {term(w) for w, pos in words(text) if not any(a <= pos < b for a, b in spans)}
+
+
+def _unrealized(q: Question, text: str) -> bool:
+    """A question term in the sentence appears only as something that was hoped for, not something done."""
+    spans = [m.span() for m in UNREALIZED.finditer(text)]
+    if not spans:
+        return False
+    inside = {term(w) for w, pos in words(text) if any(a <= pos < b for a, b in spans)}
+    outside = {term(w) for w, pos in words(text) if not any(a <= pos < b for a, b in spans)}
+    return bool((set(q.terms) & inside) - outside)
+
+
+def _nearest_person_is_other(candidate: Span, people: list[Span], asked: list[set[str]]) -> bool:
+    others = [p for p in people if p.end <= candidate.start or p.start >= candidate.end]
+    if not others:
+        return False
+    nearest = min(others, key=lambda p: min(abs(candidate.start - p.end), abs(p.start - candidate.end)))
+    return not any({term(w) for w, _ in words(nearest.text)} & a for a in asked)
 
 
 def _gap(c: Span, anchor: int) -> int:

@@ -9,19 +9,13 @@ import Stemmer
 
 _stemmer = Stemmer.Stemmer("english")
 
-WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*[A-Za-z]|[A-Za-z]|\d+(?:[.,:]\d+)*")
+WORD = re.compile(r"[A-Za-z][A-Za-z'’]*[A-Za-z]|[A-Za-z]|\d+(?:[.,:]\d+)*")
 # A sentence ends at . ! ? … (optionally closed by a quote mark) before whitespace, or at a line break.
 SENTENCE_END = re.compile(r"(?<=[.!?…])[’”'\"]?(?=\s)|\n+")
 ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "vs", "no", "jr", "sr", "prof", "gen", "lt", "u.s", "etc"}
 
 STOPWORDS = set(
-    """a an the and or but if then than so of in on at to for from by with about as into onto over under after
-    before between through during without within upon against among is am are was were be been being do does did
-    doing done have has had having will would shall should can could may might must i me my mine we us our you
-    your he him his she her hers it its they them their theirs this that these those there here what which who
-    whom whose when where why how not no nor yes also just only very too any some all each every both either
-    neither much many more most such own same other another again ever even still yet s t don’t don't
-    article text document documents tell say said says know knows please according mention mentioned""".split()
+    ["a", "an", "the", "and", "or", "but", "if", "then", "than", "so", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "as", "into", "onto", "over", "under", "after", "before", "between", "through", "during", "without", "within", "upon", "against", "among", "is", "am", "are", "was", "were", "be", "been", "being", "do", "does", "did", "doing", "done", "have", "has", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "i", "me", "my", "mine", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "hers", "it", "its", "they", "them", "their", "theirs", "this", "that", "these", "those", "there", "here", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "not", "no", "nor", "yes", "also", "just", "only", "very", "too", "any", "some", "all", "each", "every", "both", "either", "neither", "much", "many", "more", "most", "such", "own", "same", "other", "another", "again", "ever", "even", "still", "yet", "s", "t", "don’t", "don't", "article", "text", "document", "documents", "tell", "say", "said", "says", "know", "knows", "please", "according", "mention", "mentioned", "i'm", "i've", "i'd", "i'll", "it's", "that's", "he's", "she's", "they're", "we're", "you're"]
 )
 WH_WORDS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how"}
 
@@ -65,6 +59,10 @@ ORG_WORDS = {"team", "club", "committee", "federation", "association", "union", 
 TITLE_WORDS = {"mr", "mrs", "ms", "dr", "coach", "president", "director", "captain", "minister", "judge"}
 
 
+# Past tenses the lemmatizer leaves alone because they are also other words ("won" the currency).
+IRREGULAR = {"won": "win", "felt": "feel", "thought": "think", "broke": "break", "wept": "weep", "fought": "fight"}
+
+
 @dataclass(frozen=True)
 class Span:
     text: str
@@ -106,7 +104,7 @@ def term(word: str) -> str:
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
-    return _stemmer.stemWord(simplemma.lemmatize(w, lang="en"))
+    return _stemmer.stemWord(IRREGULAR.get(w) or simplemma.lemmatize(w, lang="en").lower())
 
 
 def content_terms(text: str) -> list[str]:
@@ -119,19 +117,16 @@ def content_terms(text: str) -> list[str]:
     return list(seen)
 
 
-def is_number(word: str) -> bool:
-    return bool(re.fullmatch(r"\d+(?:[.,:]\d+)*", word)) or word.lower() in NUMBER_WORDS
-
-
 def name_groups(text: str, proper_nouns: set[str]) -> list[Span]:
     """Runs of capitalized words that are names (per the corpus's own capitalization), e.g. "Alysa Liu"."""
     groups: list[Span] = []
     current: list[tuple[str, int]] = []
     for w, pos in words(text) + [("", len(text))]:
-        base = w.replace("’s", "").replace("'s", "")
+        base = re.sub(r"['’]s$", "", w)
         if base and base[0].isupper() and base.lower() in proper_nouns:
             current.append((base, pos))
-            continue
+            if base == w:
+                continue  # a possessive ends the name: "Japan’s Kaori Sakamoto" is two names
         if current:
             start, last = current[0][1], current[-1]
             groups.append(Span(text[start : last[1] + len(last[0])], start, last[1] + len(last[0])))

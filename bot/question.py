@@ -34,24 +34,24 @@ class AnswerType(str, Enum):
 
 # First match wins; patterns look at the lower-cased question.
 TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
-    (AnswerType.AGE, r"\bhow old\b|\bwhat(?:'s| is| was)? (?:\w+'s |her |his |their )?age\b|\bage of\b"),
-    (AnswerType.QUOTE, r"\bwhat did .* (?:say|tell|write|comment|post)\b|\bwhat (?:were|was) .*\bwords\b"
+    (AnswerType.AGE, r"\bhow old\b|\bwhat(?:'s| is| was)? (?:\w+'s |her |his |their )?age\b|\bage\b"),
+    (AnswerType.QUOTE, r"\bwhat (?:exactly |else )?did .* (?:say|tell|write|comment|post)\b|\bwhat (?:were|was) .*\bwords\b"
      r"|\bhow did .* (?:describe|put it|react|respond|explain)\b|\bquote\b|\bin (?:his|her|their) own words\b"
      r"|\bwhat .*\b(?:reaction|response)\b"),
     (AnswerType.NUMBER, r"\bhow (?:many|much|long|far|fast|big)\b|\bby how\b|\bwhat (?:score|number|margin|"
-     r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bwhich (?:score|number)\b"),
-    (AnswerType.TIME, r"\bwhen\b|\b(?:what|which) (?:day|date|year|month|time of)\b|\bon what\b"),
+     r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b"),
+    (AnswerType.TIME, r"^when\b|\b(?:what|which) (?:\w+ )?(?:day|date|year|month|time of)\b|\bon what\b"),
     (AnswerType.PLACING, r"\b(?:what|which) (?:place|position|rank|ranking|placing|spot)\b.*\b(?:finish|end|come|"
      r"place|rank|get|take|earn)|\bwhere did .* (?:finish|place|rank|end up|come)\b|\bhow did .* (?:finish|place|"
      r"rank)\b|\bwhat (?:place|position) did\b"),
     (AnswerType.MEDAL, r"\b(?:what|which) (?:medal|colou?r)\b|\bwhat kind of medal\b"),
     (AnswerType.ORG, r"\b(?:what|which) (?:team|club|organi[sz]ation|company|brand|sponsor|federation|platform|"
      r"app|website|outlet|site)\b|\b(?:skate|play|run|compete|race|ride)s? for\b"),
-    (AnswerType.PLACE, r"\bwhere\b|\b(?:what|which) (?:country|nation|nationality|city|town|venue|state|region|"
+    (AnswerType.PLACE, r"^where\b|\b(?:what|which) (?:country|nation|nationality|city|town|venue|state|region|"
      r"place|location|continent)\b|\bwhat country\b|\bfrom which\b"),
-    (AnswerType.PERSON, r"\bwho(?:m|se)?\b|\b(?:what|which) (?:\w+ )?(?:skater|athlete|person|woman|man|runner|"
+    (AnswerType.PERSON, r"^who(?:m|se)?\b|\b(?:what|which) (?:\w+ )?(?:skater|athlete|person|woman|man|runner|"
      r"player|competitor|rival|coach|winner|champion|name|teammate|medalist|medallist)\b"),
-    (AnswerType.REASON, r"\bwhy\b|\bwhat (?:caused|led|made|happened)\b|\bhow come\b|\bfor what reason\b"),
+    (AnswerType.REASON, r"^why\b|\bwhat (?:caused|led|made|happened)\b|\bhow come\b|\bfor what reason\b"),
 ]
 
 # Questions that try to give the bot orders instead of asking about the documents.
@@ -74,11 +74,15 @@ class Question:
     terms: list[str]  # content terms, comparable form
     names: list[list[str]] = field(default_factory=list)  # name groups in the question, each as terms
     closed: list[str] = field(default_factory=list)  # closed-class terms and numbers that must be matched
+    surface: dict[str, str] = field(default_factory=dict)  # term → the word as written
     injection: bool = False
 
 
 def answer_type(question: str) -> AnswerType:
+    """Read from the first question word on: in "What did Glenn do when…", "when" is not what is asked."""
     q = question.lower().replace("’", "'")
+    first = re.search(r"\b(?:who|whom|whose|what|which|when|where|why|how)\b", q)
+    q = q[first.start():] if first else q
     for kind, pattern in TYPE_PATTERNS:
         if re.search(pattern, q):
             return kind
@@ -116,6 +120,7 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         names=names,
         closed=closed,
         injection=bool(INJECTION.search(question)),
+        surface={term(w): w for w, _ in tokens},
     )
 
 

@@ -9,7 +9,8 @@ from langchain_core.embeddings import Embeddings
 
 from bot.answer import Answer, Turn
 from bot.chain import build_chain
-from bot.extractive import ExtractiveAnswerer
+from bot.extractive import ExtractiveAnswerer, person_names
+from bot.history import condense_question
 from bot.retrieval import Retriever
 from bot.settings import Settings
 from index.embeddings import load_embedder
@@ -63,9 +64,7 @@ class EventBot:
         self.retriever = Retriever(self.store, embedder, k=settings.top_k, mode=settings.retriever)
         if not self.retriever.chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
-        chunks = self.retriever.chunks
-        documents = len({c.metadata["path"] for c in chunks})
-        self.answerer = ExtractiveAnswerer(embedder, [c.page_content for c in chunks], documents)
+        self.answerer = ExtractiveAnswerer(embedder, self.retriever.chunks)
         self.chain = build_chain(self._condense, self.retriever, self.answerer)
         log.info("bot ready in %.1fs", time.perf_counter() - started)
 
@@ -94,4 +93,6 @@ class EventBot:
         return {"documents": len({m["path"] for m in metas}), "chunks": len(metas)}
 
     def _condense(self, state: dict) -> str:
-        return state["question"]
+        proper = self.answerer.corpus.proper_nouns
+        return condense_question(state["question"], state["history"],
+                                 lambda text: [p.text for p in person_names(text, proper)])
