@@ -487,9 +487,9 @@ def kind_table(dataset: DatasetRun) -> tuple[list[str], list[list[str]]]:
     """Rows = kinds + overall; columns = accuracy, EM, F1 for each configuration side by side."""
     several = len(dataset.runs) > 1
     headers = ["kind", "n"]
-    for run in dataset.runs:
-        prefix = f"{run.config.label} " if several else ""
-        headers += [f"{prefix}accuracy", f"{prefix}EM", f"{prefix}F1"]
+    for i, _ in enumerate(dataset.runs, 1):
+        suffix = f" #{i}" if several else ""  # the legend (config_legend) names #1, #2, …
+        headers += [f"accuracy{suffix}", f"EM{suffix}", f"F1{suffix}"]
     rows = []
     for kind in [*dataset.kinds, "overall"]:
         first = dataset.runs[0].metrics
@@ -502,10 +502,19 @@ def kind_table(dataset: DatasetRun) -> tuple[list[str], list[list[str]]]:
     return headers, rows
 
 
+def config_legend(evaluation: Evaluation) -> str | None:
+    """`#1 retriever=dense · #2 retriever=hybrid` when several configurations share the tables."""
+    if len(evaluation.configs) < 2:
+        return None
+    return " · ".join(f"#{i} {c.label}" for i, c in enumerate(evaluation.configs, 1))
+
+
 def metric_table(dataset: DatasetRun) -> tuple[list[str], list[list[str]]]:
     """Rows = the overall secondary metrics; one column per configuration."""
     k = {r.settings.get("top_k") for r in dataset.runs}
-    headers = ["metric", *(r.config.label for r in dataset.runs)]
+    several = len(dataset.runs) > 1
+    headers = ["metric", *(f"#{i} {r.config.label}" if several else r.config.label
+                           for i, r in enumerate(dataset.runs, 1))]
     rows = []
     for title, key, pattern in SECONDARY:
         if key == "hit_at_k" and len(k) == 1:
@@ -518,12 +527,13 @@ def rich_tables(evaluation: Evaluation) -> list:
     from rich.table import Table
 
     tables = []
+    legend = config_legend(evaluation)
     for d in evaluation.datasets:
-        for title, (headers, rows) in ((f"{d.name}: answers by kind", kind_table(d)),
-                                       (f"{d.name}: overall", metric_table(d))):
-            table = Table(title=title, title_justify="left")
+        for title, (headers, rows), caption in ((f"{d.name}: answers by kind", kind_table(d), legend),
+                                                (f"{d.name}: overall", metric_table(d), None)):
+            table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
             for i, h in enumerate(headers):
-                table.add_column(h, justify="left" if i == 0 else "right")
+                table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
             for row in rows:
                 table.add_row(*row, style="bold" if row[0] == "overall" else None)
             tables.append(table)
@@ -542,7 +552,7 @@ def _one_line(text: str) -> str:
 
 def markdown_report(evaluation: Evaluation, chart_name: str | None) -> str:
     out = ["# eventbot evaluation", ""]
-    out += ["Configurations: " + ", ".join(f"`{c.label}`" for c in evaluation.configs), ""]
+    out += ["Configurations: " + ", ".join(f"#{i} `{c.label}`" for i, c in enumerate(evaluation.configs, 1)), ""]
     if chart_name:
         out += [f"![Accuracy by kind per configuration]({chart_name})", ""]
     for d in evaluation.datasets:

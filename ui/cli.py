@@ -123,7 +123,7 @@ def evaluate(
     if as_json:
         typer.echo(ev.to_json(run))
     else:
-        console = Console()
+        console = Console(width=None if sys.stdout.isatty() else 200)  # piped: wide enough not to cut columns
         for table in ev.rich_tables(run):
             console.print(table)
     if report:
