@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
 
 from bot.answer import Answer, Citation, Context, Turn
 from bot.evaluation import (
@@ -34,6 +33,7 @@ from bot.evaluation import (
     ungrounded_names,
     write_report,
 )
+from tests.conftest import ROOT, run_cli
 
 SILVER = "Sakamoto won the silver medal, finishing 1.91 points behind Liu."
 CAMERA = "Glenn then stood up and waved his hands in front of the lens to block the camera’s view."
