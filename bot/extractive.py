@@ -92,6 +92,11 @@ class Corpus:
             path: [Sentence(path, self.sources[path], span, i) for i, span in enumerate(split_sentences(text))]
             for path, text in self.texts.items()
         }
+        for c in chunks:  # cite each sentence by the first chunk that holds it whole
+            start = int(c.metadata["start"])
+            for s in self.sentences[c.metadata["path"]]:
+                if not s.chunk_id and start <= s.span.start and s.span.end <= start + len(c.page_content):
+                    s.chunk_id = c.metadata["chunk_id"]
         self.documents = len(self.texts)
         self._count_terms()
 
@@ -167,8 +172,10 @@ class ExtractiveAnswerer:
         if missing:
             return self._abstain(f"it never mentions {missing}")
 
-        sentences = self._score(question, q, passages)
-        supported = [s for s in sentences if self._supports(q, s)]
+        supported = [s for s in self._score(question, q, self._sentences(passages)) if self._supports(q, s)]
+        if not supported:  # the passages missed it: read the rest of the documents they came from
+            whole = self._sentences(passages, whole_documents=True)
+            supported = [s for s in self._score(question, q, whole) if self._supports(q, s)]
         if not supported:
             return self._abstain()
         best = supported[0]
@@ -187,21 +194,27 @@ class ExtractiveAnswerer:
 
     # -- scoring ---------------------------------------------------------------------------------------------
 
-    def _score(self, question: str, q: Question, passages: list[Passage]) -> list[Sentence]:
+    def _sentences(self, passages: list[Passage], whole_documents: bool = False) -> list[Sentence]:
         seen: set[tuple[str, int]] = set()
         sentences = []
         for p in passages:
-            for s in self.corpus.sentences_in(p):
+            found = self.corpus.sentences_in(p)
+            if whole_documents:
+                found += [replace(s) for s in self.corpus.sentences[p.path]]
+            for s in found:
                 if (s.path, s.index) not in seen:  # overlapping chunks repeat sentences
                     seen.add((s.path, s.index))
                     sentences.append(s)
+        return sentences
+
+    def _score(self, question: str, q: Question, sentences: list[Sentence]) -> list[Sentence]:
         if not sentences:
             return []
         qvec = np.asarray(self.embedder.embed_query(question))
         for s, vec in zip(sentences, self._embed([s.text for s in sentences]), strict=True):
             s.dense = float(vec @ qvec)
-            s.coverage = self._coverage(q, s)
             s.candidates = self._candidates(q, s)
+            s.coverage = self._coverage(q, s)
             typed = q.answer_type in PHRASE_TYPES and bool(s.candidates)
             s.score = DENSE_WEIGHT * s.dense + COVERAGE_WEIGHT * s.coverage + (TYPE_BONUS if typed else 0.0)
             if _unrealized(q, s.text):
@@ -230,8 +243,8 @@ class ExtractiveAnswerer:
             total += weight
             hit += weight if set(name) & context else 0.0
         for t in q.terms:
-            if t in name_terms:
-                continue
+            if t in name_terms or (t == q.type_word and s.candidates):
+                continue  # names are counted above; a typed candidate answers "which country"
             weight = self.corpus.idf(t)
             total += weight
             if t in own:
@@ -251,7 +264,7 @@ class ExtractiveAnswerer:
                 and not self._synonym_credit(q.surface.get(t, t), sentence_words)]
 
     def _synonym_credit(self, word: str, sentence_words: list[str]) -> float:
-        content = [w for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
+        content = [re.sub(r"['’]s$", "", w) for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
         if not content:
             return 0.0
         vectors = self._embed([word, *content])

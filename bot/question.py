@@ -75,6 +75,7 @@ class Question:
     names: list[list[str]] = field(default_factory=list)  # name groups in the question, each as terms
     closed: list[str] = field(default_factory=list)  # closed-class terms and numbers that must be matched
     surface: dict[str, str] = field(default_factory=dict)  # term → the word as written
+    type_word: str | None = None  # the term naming what is asked for: "country" in "which country…"
     injection: bool = False
 
 
@@ -121,7 +122,19 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         closed=closed,
         injection=bool(INJECTION.search(question)),
         surface={term(w): w for w, _ in tokens},
+        type_word=_type_word(question),
     )
+
+
+AUXILIARIES = {"is", "was", "are", "were", "did", "does", "do", "has", "had", "can", "could", "will", "would", "the"}
+
+
+def _type_word(question: str) -> str | None:
+    """"Which country…", "what medal…", "how old…": the word that names the kind of answer wanted."""
+    m = re.search(r"\b(?:what|which|how)\s+(\w+)", question, re.IGNORECASE)
+    if not m or m.group(1).lower() in AUXILIARIES:
+        return None
+    return term(m.group(1))
 
 
 # Capitalized words in a question that are not names of anything in particular.

@@ -13,6 +13,7 @@ from langchain_core.embeddings import Embeddings
 from index.store import all_chunks
 
 log = logging.getLogger(__name__)
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: rank matters, raw scores do not
 

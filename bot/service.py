@@ -42,6 +42,19 @@ def build_index(settings: Settings, paths: list[Path] | None = None, reset: bool
     return index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress)
 
 
+def check_question(settings: Settings, question: str, history: list[Turn] | None = None) -> str:
+    """The question, stripped; QuestionError when it is empty or too long, or the history too long."""
+    question = (question or "").strip()
+    if not question:
+        raise QuestionError("the question is empty")
+    if len(question) > settings.max_question_chars:
+        raise QuestionError(
+            f"the question is {len(question)} characters long; the limit is {settings.max_question_chars}")
+    if history and len(history) > settings.max_history_messages:
+        raise QuestionError(f"the history has {len(history)} messages; the limit is {settings.max_history_messages}")
+    return question
+
+
 class EventBot:
     """Retriever + answerer + chain over an existing index."""
 
@@ -69,16 +82,7 @@ class EventBot:
         log.info("bot ready in %.1fs", time.perf_counter() - started)
 
     def check_question(self, question: str, history: list[Turn] | None = None) -> str:
-        question = (question or "").strip()
-        if not question:
-            raise QuestionError("the question is empty")
-        if len(question) > self.settings.max_question_chars:
-            raise QuestionError(
-                f"the question is {len(question)} characters long; the limit is {self.settings.max_question_chars}")
-        if history and len(history) > self.settings.max_history_messages:
-            raise QuestionError(f"the history has {len(history)} messages; the limit is "
-                                f"{self.settings.max_history_messages}")
-        return question
+        return check_question(self.settings, question, history)
 
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
         question = self.check_question(question, history)

@@ -19,7 +19,7 @@ class Settings(BaseSettings):
 
     chunk_size: int = 400
     chunk_overlap: int = 80
-    top_k: int = 4
+    top_k: int = 6
     retriever: Literal["dense", "hybrid"] = "hybrid"
 
     llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"

