@@ -32,8 +32,7 @@ def cite(state: dict) -> Answer:
         answer=draft.text,
         abstained=draft.abstained,
         citations=[
-            Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text)
-            for n, s in enumerate(draft.quotes, 1)
+            Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text) for n, s in enumerate(draft.quotes, 1)
         ],
         contexts=[
             Context(chunk_id=p.chunk_id, source=p.source, text=p.text, score=round(p.score, 4))

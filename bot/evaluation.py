@@ -156,8 +156,10 @@ def settings_for(config: Config) -> Settings:
         problem = exc.errors()[0]
         raise EvaluationError(f"--config {config.label!r}: {problem['loc'][0]}: {problem['msg']}") from exc
     if answerer == "llm" and settings.llm == "none":
-        raise EvaluationError(f"--config {config.label!r}: answerer=llm needs an LLM configured in the environment "
-                              "(EVENTBOT_LLM=llamacpp|ollama|openai and EVENTBOT_LLM_MODEL)")
+        raise EvaluationError(
+            f"--config {config.label!r}: answerer=llm needs an LLM configured in the environment "
+            "(EVENTBOT_LLM=llamacpp|ollama|openai and EVENTBOT_LLM_MODEL)"
+        )
     return settings
 
 
@@ -170,11 +172,68 @@ ARTICLES = re.compile(r"\b(a|an|the)\b")
 NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 SENTENCE_OPENERS = {
-    "a", "an", "the", "this", "that", "these", "those", "it", "its", "he", "she", "they", "we", "you", "i", "his",
-    "her", "their", "our", "my", "your", "there", "here", "in", "on", "at", "of", "for", "from", "to", "by", "with",
-    "after", "before", "during", "when", "while", "where", "who", "what", "which", "why", "how", "yes", "no", "and",
-    "but", "or", "so", "then", "also", "however", "instead", "according", "as", "if", "not", "only", "both", "all",
-    "some", "one",
+    "a",
+    "an",
+    "the",
+    "this",
+    "that",
+    "these",
+    "those",
+    "it",
+    "its",
+    "he",
+    "she",
+    "they",
+    "we",
+    "you",
+    "i",
+    "his",
+    "her",
+    "their",
+    "our",
+    "my",
+    "your",
+    "there",
+    "here",
+    "in",
+    "on",
+    "at",
+    "of",
+    "for",
+    "from",
+    "to",
+    "by",
+    "with",
+    "after",
+    "before",
+    "during",
+    "when",
+    "while",
+    "where",
+    "who",
+    "what",
+    "which",
+    "why",
+    "how",
+    "yes",
+    "no",
+    "and",
+    "but",
+    "or",
+    "so",
+    "then",
+    "also",
+    "however",
+    "instead",
+    "according",
+    "as",
+    "if",
+    "not",
+    "only",
+    "both",
+    "all",
+    "some",
+    "one",
 }
 
 
@@ -189,8 +248,11 @@ def normalize(text: str) -> str:
 
 def squad_tokens(text: str) -> list[str]:
     """SQuAD v1.1 answer normalization, split into tokens."""
-    text = "".join(ch for ch in text.lower()  # punctuation dropped, not spaced: "25-year-old" → "25yearold"
-                   if ch not in string.punctuation and not unicodedata.category(ch).startswith("P"))
+    text = "".join(
+        ch
+        for ch in text.lower()  # punctuation dropped, not spaced: "25-year-old" → "25yearold"
+        if ch not in string.punctuation and not unicodedata.category(ch).startswith("P")
+    )
     return ARTICLES.sub(" ", text).split()
 
 
@@ -245,7 +307,8 @@ def citation_supports(evidence: str, quotes: Sequence[str]) -> bool:
     if len(parts) < 2:
         return False
     return any(normalize(p) in q for p in parts for q in qs) or any(
-        q in ev for q in qs if len(q.split()) >= MIN_SENTENCE_WORDS)
+        q in ev for q in qs if len(q.split()) >= MIN_SENTENCE_WORDS
+    )
 
 
 def grounded_token_share(answer_text: str, quotes: Sequence[str]) -> float:
@@ -264,7 +327,7 @@ def numbers_and_names(text: str) -> list[str]:
         word = m.group()
         if not word[0].isupper():
             continue
-        before = text[:m.start()].rstrip(" \"'(")
+        before = text[: m.start()].rstrip(" \"'(")
         opens_sentence = not before or before[-1] in ".!?:;\n"
         if opens_sentence and word.lower() in SENTENCE_OPENERS:
             continue
@@ -320,8 +383,13 @@ def score_item(item: EvalItem, answer: Answer) -> ItemResult:
     text = strip_markers(answer.answer)
     missing = ungrounded_names(answer.answer, quotes) if answered else []
     return ItemResult(
-        id=item.id, kind=item.kind, question=item.question, answerable=item.answerable, expected=item.answers,
-        answer=answer.answer, abstained=answer.abstained,
+        id=item.id,
+        kind=item.kind,
+        question=item.question,
+        answerable=item.answerable,
+        expected=item.answers,
+        answer=answer.answer,
+        abstained=answer.abstained,
         correct=is_correct(answer, item.answers, item.answerable),
         exact_match=(exact_match(text, item.answers) if answered else 0.0) if item.answerable else None,
         f1=(token_f1(text, item.answers) if answered else 0.0) if item.answerable else None,
@@ -378,8 +446,7 @@ def summarize(results: Sequence[ItemResult]) -> dict[str, Any]:
 
 def summarize_by_kind(results: Sequence[ItemResult]) -> dict[str, Any]:
     kinds = list(dict.fromkeys(r.kind for r in results))  # in the dataset's order
-    return {"overall": summarize(results),
-            "kinds": {k: summarize([r for r in results if r.kind == k]) for k in kinds}}
+    return {"overall": summarize(results), "kinds": {k: summarize([r for r in results if r.kind == k]) for k in kinds}}
 
 
 # -- running --------------------------------------------------------------------------------------------------
@@ -412,9 +479,21 @@ class Evaluation:
         return {
             "configs": [asdict(c) for c in self.configs],
             "datasets": [
-                {"name": d.name, "path": str(d.path), "corpus": [str(p) for p in d.corpus], "kinds": d.kinds,
-                 "results": {r.config.label: {"settings": r.settings, "index": r.index, "metrics": r.metrics,
-                                              "items": [asdict(i) for i in r.results]} for r in d.runs}}
+                {
+                    "name": d.name,
+                    "path": str(d.path),
+                    "corpus": [str(p) for p in d.corpus],
+                    "kinds": d.kinds,
+                    "results": {
+                        r.config.label: {
+                            "settings": r.settings,
+                            "index": r.index,
+                            "metrics": r.metrics,
+                            "items": [asdict(i) for i in r.results],
+                        }
+                        for r in d.runs
+                    },
+                }
                 for d in self.datasets
             ],
         }
@@ -442,23 +521,30 @@ def evaluate_items(settings: Settings, items: Sequence[EvalItem], corpus: list[P
     return report.as_dict(), results
 
 
-def run_evaluation(dataset_paths: Sequence[Path], configs: Sequence[Config],
-                   progress: Callable[[str], None] | None = None) -> Evaluation:
+def run_evaluation(
+    dataset_paths: Sequence[Path], configs: Sequence[Config], progress: Callable[[str], None] | None = None
+) -> Evaluation:
     datasets = [(Path(p), load_dataset(Path(p))) for p in dataset_paths]  # all read before any work
     settings = [settings_for(c) for c in configs]
     names = [p.stem for p, _ in datasets]
-    runs = [DatasetRun(name if names.count(name) == 1 else str(path), path, dataset_corpus(path, settings[0]),
-                       list(dict.fromkeys(i.kind for i in items)))
-            for name, (path, items) in zip(names, datasets, strict=True)]
+    runs = [
+        DatasetRun(
+            name if names.count(name) == 1 else str(path),
+            path,
+            dataset_corpus(path, settings[0]),
+            list(dict.fromkeys(i.kind for i in items)),
+        )
+        for name, (path, items) in zip(names, datasets, strict=True)
+    ]
     for config, s in zip(configs, settings, strict=True):
         for run, (path, items) in zip(runs, datasets, strict=True):
             corpus = dataset_corpus(path, s)
             if progress:
-                progress(f"{config.label}: {len(items)} questions of {run.name} "
-                         f"on {', '.join(p.name for p in corpus)}")
+                progress(f"{config.label}: {len(items)} questions of {run.name} on {', '.join(p.name for p in corpus)}")
             index, results = evaluate_items(s, items, corpus)
-            shown = {k: (str(v) if isinstance(v, Path) else v) for k, v in s.model_dump().items()
-                     if k in SHOWN_SETTINGS}
+            shown = {
+                k: (str(v) if isinstance(v, Path) else v) for k, v in s.model_dump().items() if k in SHOWN_SETTINGS
+            }
             run.runs.append(ConfigRun(config, shown, index, results, summarize_by_kind(results)))
     return Evaluation(list(configs), runs)
 
@@ -513,8 +599,10 @@ def metric_table(dataset: DatasetRun) -> tuple[list[str], list[list[str]]]:
     """Rows = the overall secondary metrics; one column per configuration."""
     k = {r.settings.get("top_k") for r in dataset.runs}
     several = len(dataset.runs) > 1
-    headers = ["metric", *(f"#{i} {r.config.label}" if several else r.config.label
-                           for i, r in enumerate(dataset.runs, 1))]
+    headers = [
+        "metric",
+        *(f"#{i} {r.config.label}" if several else r.config.label for i, r in enumerate(dataset.runs, 1)),
+    ]
     rows = []
     for title, key, pattern in SECONDARY:
         if key == "hit_at_k" and len(k) == 1:
@@ -529,8 +617,10 @@ def rich_tables(evaluation: Evaluation) -> list:
     tables = []
     legend = config_legend(evaluation)
     for d in evaluation.datasets:
-        for title, (headers, rows), caption in ((f"{d.name}: answers by kind", kind_table(d), legend),
-                                                (f"{d.name}: overall", metric_table(d), None)):
+        for title, (headers, rows), caption in (
+            (f"{d.name}: answers by kind", kind_table(d), legend),
+            (f"{d.name}: overall", metric_table(d), None),
+        ):
             table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
             for i, h in enumerate(headers):
                 table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
@@ -565,8 +655,11 @@ def markdown_report(evaluation: Evaluation, chart_name: str | None) -> str:
                 expected = " / ".join(r.expected) if r.answerable else "an abstention"
                 after = f" (after: “{_one_line(r.history[-2]['content'])}”)" if len(r.history) >= 2 else ""
                 got = ("abstained: " if r.abstained else "") + _one_line(r.answer)
-                out += [f"- `{r.id}` ({r.kind}) **{_one_line(r.question)}**{after}",
-                        f"  - expected: {_one_line(expected)}", f"  - got: {got}"]
+                out += [
+                    f"- `{r.id}` ({r.kind}) **{_one_line(r.question)}**{after}",
+                    f"  - expected: {_one_line(expected)}",
+                    f"  - got: {got}",
+                ]
             out.append("")
     return "\n".join(out)
 
@@ -576,15 +669,18 @@ def accuracy_chart(evaluation: Evaluation, path: Path) -> None:
     from matplotlib.figure import Figure  # no pyplot: renders with the Agg canvas, no GUI, no global state
 
     datasets = evaluation.datasets
-    fig = Figure(figsize=(max(7.0, 1.1 * max(len(d.kinds) + 1 for d in datasets)), 3.6 * len(datasets)),
-                 layout="constrained")
+    fig = Figure(
+        figsize=(max(7.0, 1.1 * max(len(d.kinds) + 1 for d in datasets)), 3.6 * len(datasets)), layout="constrained"
+    )
     axes = fig.subplots(len(datasets), 1, squeeze=False)[:, 0]
     for ax, d in zip(axes, datasets, strict=True):
         kinds = [*d.kinds, "overall"]
         width = 0.8 / len(d.runs)
         for i, run in enumerate(d.runs):
-            values = [(run.metrics["overall"] if k == "overall" else run.metrics["kinds"][k])["accuracy"] or 0.0
-                      for k in kinds]
+            values = [
+                (run.metrics["overall"] if k == "overall" else run.metrics["kinds"][k])["accuracy"] or 0.0
+                for k in kinds
+            ]
             xs = np.arange(len(kinds)) + (i - (len(d.runs) - 1) / 2) * width
             bars = ax.bar(xs, values, width, label=run.config.label)
             ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)

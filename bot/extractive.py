@@ -40,7 +40,9 @@ UNREALIZED_PENALTY = 0.15
 # "in a good position to win", "was expected to finish": the event after "to" may not have happened.
 UNREALIZED = re.compile(
     r"\b(?:position|hop\w*|expect\w*|favou?rite\w*|chance|bid|aim\w*|tr(?:y|ied|ying)|want\w*|poised|likely"
-    r"|attempt\w*|fail\w*|set|going|hopes)\s+to\s+(?:\w+\s+){0,3}\w+|(?:\w+\s+){0,2}favou?rites?\b", re.IGNORECASE)
+    r"|attempt\w*|fail\w*|set|going|hopes)\s+to\s+(?:\w+\s+){0,3}\w+|(?:\w+\s+){0,2}favou?rites?\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -86,7 +88,7 @@ class Corpus:
             have = sum(map(len, buf))
             if start > have:
                 buf.append("\n" * (start - have))  # a gap between chunks is whitespace we did not keep
-            buf.append(c.page_content[max(0, have - start):])
+            buf.append(c.page_content[max(0, have - start) :])
         self.texts = {path: "".join(parts) for path, parts in texts.items()}
         self.sentences = {
             path: [Sentence(path, self.sources[path], span, i) for i, span in enumerate(split_sentences(text))]
@@ -260,8 +262,13 @@ class ExtractiveAnswerer:
         question is about ("the president of Kenya", "his coach") is likely not in the documents."""
         name_terms = {t for name in q.names for t in name}
         sentence_words = [w for w, _ in words(s.text)]
-        return [t for t in q.terms if t not in name_terms and self.corpus.df.get(t, 0) == 0
-                and not self._synonym_credit(q.surface.get(t, t), sentence_words)]
+        return [
+            t
+            for t in q.terms
+            if t not in name_terms
+            and self.corpus.df.get(t, 0) == 0
+            and not self._synonym_credit(q.surface.get(t, t), sentence_words)
+        ]
 
     def _synonym_credit(self, word: str, sentence_words: list[str]) -> float:
         content = [re.sub(r"['’]s$", "", w) for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
@@ -317,7 +324,8 @@ class ExtractiveAnswerer:
         people = person_names(s.text, self.corpus.proper_nouns) if q.answer_type is not AnswerType.PERSON else []
         asked = [set(name) for name in q.names]
         return [
-            c for c in finder(s.text, self.corpus.proper_nouns)
+            c
+            for c in finder(s.text, self.corpus.proper_nouns)
             if not {term(w) for w, _ in words(c.text)} <= q_terms  # the question's own words are no answer
             and not any(a <= c.start < b for a, b in unrealized)  # "a good position to win gold" is no medal
             and not (asked and _nearest_person_is_other(c, people, asked))  # "Kiprop, 27" is not Wanjiru's age
@@ -330,8 +338,11 @@ class ExtractiveAnswerer:
         if len(s.candidates) == 1:
             return s.candidates[0].text
         unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
-        anchors = [pos for w, pos in words(s.text) if term(w) in q.terms and w.lower() not in STOPWORDS
-                   and not any(a <= pos < b for a, b in unrealized)]
+        anchors = [
+            pos
+            for w, pos in words(s.text)
+            if term(w) in q.terms and w.lower() not in STOPWORDS and not any(a <= pos < b for a, b in unrealized)
+        ]
         if not anchors:
             return ""
         distance = sorted(
@@ -374,7 +385,7 @@ def person_names(text: str, proper: set[str]) -> list[Span]:
             # "American Alysa Liu": drop a leading nationality, keep the person
             if parts[0] in DEMONYMS and len(parts) > 1 and not any(p in ORG_WORDS for p in parts):
                 first = g.text.split()[0]
-                rest = g.text[len(first):].lstrip()
+                rest = g.text[len(first) :].lstrip()
                 out.append(Span(rest, g.end - len(rest), g.end))
             continue
         out.append(g)
@@ -383,8 +394,9 @@ def person_names(text: str, proper: set[str]) -> list[Span]:
 
 def _orgs(text: str, proper: set[str]) -> list[Span]:
     groups = name_groups(text, proper)
-    return [g for g in groups if any(p.lower() in ORG_WORDS for p in g.text.split()) or
-            re.fullmatch(r"[A-Z]{2,}", g.text)]
+    return [
+        g for g in groups if any(p.lower() in ORG_WORDS for p in g.text.split()) or re.fullmatch(r"[A-Z]{2,}", g.text)
+    ]
 
 
 def _places(text: str, proper: set[str]) -> list[Span]:
@@ -413,9 +425,11 @@ def _numbers(text: str, proper: set[str]) -> list[Span]:
         last = span.split()[-1].lower() if span.split() else ""
         if last in STOPWORDS:  # "two of" → "two"
             span = span.rsplit(None, 1)[0]
-        if re.match(r"-year-old", text[m.start() + len(span):]):
+        if re.match(r"-year-old", text[m.start() + len(span) :]):
             continue  # an age is no score or count
-        if span.lower() in {"a", "one"} or re.search(rf"{NUMBER}\s+(?:days?|weeks?|months?|years?)\s+ago", text[m.start():]):
+        if span.lower() in {"a", "one"} or re.search(
+            rf"{NUMBER}\s+(?:days?|weeks?|months?|years?)\s+ago", text[m.start() :]
+        ):
             continue  # "two days ago" says when, not how many
         out.append(Span(span, m.start(), m.start() + len(span)))
     return out
@@ -428,22 +442,31 @@ def _ages(text: str, proper: set[str]) -> list[Span]:
 
 def _times(text: str, proper: set[str]) -> list[Span]:
     days = "|".join(WEEKDAYS | MONTHS)
-    pattern = (rf"\b(?:(?:{days})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?)\b|\b(?:19|20)\d{{2}}\b|"
-               rf"\b{NUMBER}\s+(?:days|weeks|months|years|hours)\s+(?:ago|earlier|later)\b|"
-               r"\b(?:yesterday|today|tonight|tomorrow|last (?:night|week|year))\b")
-    return [Span(m.group(), m.start(), m.end()) for m in re.finditer(pattern, text, re.IGNORECASE)
-            if m.group().lower() not in {"may", "march"} or m.group()[0].isupper()]
+    pattern = (
+        rf"\b(?:(?:{days})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?)\b|\b(?:19|20)\d{{2}}\b|"
+        rf"\b{NUMBER}\s+(?:days|weeks|months|years|hours)\s+(?:ago|earlier|later)\b|"
+        r"\b(?:yesterday|today|tonight|tomorrow|last (?:night|week|year))\b"
+    )
+    return [
+        Span(m.group(), m.start(), m.end())
+        for m in re.finditer(pattern, text, re.IGNORECASE)
+        if m.group().lower() not in {"may", "march"} or m.group()[0].isupper()
+    ]
 
 
 def _medals(text: str, proper: set[str]) -> list[Span]:
-    return [Span(m.group(), m.start(), m.end())
-            for m in re.finditer(r"\b(?:gold|silver|bronze)(?: medal)?\b", text, re.IGNORECASE)]
+    return [
+        Span(m.group(), m.start(), m.end())
+        for m in re.finditer(r"\b(?:gold|silver|bronze)(?: medal)?\b", text, re.IGNORECASE)
+    ]
 
 
 def _placings(text: str, proper: set[str]) -> list[Span]:
     ordinal = "|".join(ORDINALS - {"last"})
-    return [Span(m.group(), m.start(), m.end())
-            for m in re.finditer(rf"\b(?:{ordinal}|\d+(?:st|nd|rd|th))\b", text, re.IGNORECASE)]
+    return [
+        Span(m.group(), m.start(), m.end())
+        for m in re.finditer(rf"\b(?:{ordinal}|\d+(?:st|nd|rd|th))\b", text, re.IGNORECASE)
+    ]
 
 
 CANDIDATE_FINDERS = {

@@ -10,10 +10,12 @@ from bot.question import CLOSED_CLASS
 SUBJECT_PRONOUNS = {"she", "he", "they"}
 OBJECT_PRONOUNS = {"her", "him", "them"}
 POSSESSIVES = {"his", "her", "their", "hers", "theirs"}
-FOLLOW_UP_LEAD = re.compile(r"^\s*(?:and|but|also|so|then|what about|how about|and what about|and how about)\b[\s,]*",
-                            re.IGNORECASE)
-WH = re.compile(r"^\s*(?:who|whom|whose|what|which|when|where|why|how|is|was|did|does|do|has|had|can|could)\b",
-                re.IGNORECASE)
+FOLLOW_UP_LEAD = re.compile(
+    r"^\s*(?:and|but|also|so|then|what about|how about|and what about|and how about)\b[\s,]*", re.IGNORECASE
+)
+WH = re.compile(
+    r"^\s*(?:who|whom|whose|what|which|when|where|why|how|is|was|did|does|do|has|had|can|could)\b", re.IGNORECASE
+)
 
 
 def condense_question(question: str, history: list[Turn], people) -> str:
@@ -28,7 +30,7 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     names_in_question = people(question)
 
     lead = FOLLOW_UP_LEAD.match(question)
-    rest = question[lead.end():] if lead else question
+    rest = question[lead.end() :] if lead else question
     resolved = _replace_pronouns(rest, person) if person and person not in names_in_question else rest
 
     if lead and not WH.match(rest) and last_question:
@@ -57,19 +59,38 @@ def _replace_pronouns(text: str, person: str) -> str:
     for w, pos in words(text):
         lower = w.lower()
         if lower in SUBJECT_PRONOUNS or lower in OBJECT_PRONOUNS or lower in POSSESSIVES:
-            following = text[pos + len(w):].lstrip()
+            following = text[pos + len(w) :].lstrip()
             possessive = lower in POSSESSIVES - {"her"} or (
-                lower == "her" and bool(re.match(r"[a-z]", following)) and not _is_verbish(following))
+                lower == "her" and bool(re.match(r"[a-z]", following)) and not _is_verbish(following)
+            )
             name = f"{person}'s" if possessive else person
-            return text[:pos] + name + text[pos + len(w):]
+            return text[:pos] + name + text[pos + len(w) :]
     return text
 
 
 def _is_verbish(text: str) -> bool:
     """After "her": a word like "to", "after", "when" means "her" is an object, not a possessive."""
     first = text.split(None, 1)[0].lower().strip("?.,!") if text.split() else ""
-    return first in {"to", "after", "when", "at", "in", "on", "from", "with", "for", "about", "that", "and",
-                     "win", "won", "finish", "finished", "beat", "before"}
+    return first in {
+        "to",
+        "after",
+        "when",
+        "at",
+        "in",
+        "on",
+        "from",
+        "with",
+        "for",
+        "about",
+        "that",
+        "and",
+        "win",
+        "won",
+        "finish",
+        "finished",
+        "beat",
+        "before",
+    }
 
 
 def _swap_into(question: str, fragment: str, people) -> str | None:
@@ -82,7 +103,7 @@ def _swap_into(question: str, fragment: str, people) -> str | None:
     old_closed = [(w, pos) for w, pos in words(question) if w.lower() in CLOSED_CLASS]
     if frag_closed and old_closed and len(words(fragment)) == len(frag_closed):
         w, pos = old_closed[0]
-        return question[:pos] + frag_closed[0] + question[pos + len(w):]
+        return question[:pos] + frag_closed[0] + question[pos + len(w) :]
     return None
 
 

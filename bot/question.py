@@ -2,7 +2,7 @@
 
 import re
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from bot.language import (
     COUNTRIES,
@@ -18,7 +18,7 @@ from bot.language import (
 )
 
 
-class AnswerType(str, Enum):
+class AnswerType(StrEnum):
     PERSON = "person"
     NUMBER = "number"
     AGE = "age"
@@ -35,22 +35,40 @@ class AnswerType(str, Enum):
 # First match wins; patterns look at the lower-cased question.
 TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     (AnswerType.AGE, r"\bhow old\b|\bwhat(?:'s| is| was)? (?:\w+'s |her |his |their )?age\b|\bage\b"),
-    (AnswerType.QUOTE, r"\bwhat (?:exactly |else )?did .* (?:say|tell|write|comment|post)\b|\bwhat (?:were|was) .*\bwords\b"
-     r"|\bhow did .* (?:describe|put it|react|respond|explain)\b|\bquote\b|\bin (?:his|her|their) own words\b"
-     r"|\bwhat .*\b(?:reaction|response)\b"),
-    (AnswerType.NUMBER, r"\bhow (?:many|much|long|far|fast|big)\b|\bby how\b|\bwhat (?:score|number|margin|"
-     r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b"),
+    (
+        AnswerType.QUOTE,
+        r"\bwhat (?:exactly |else )?did .* (?:say|tell|write|comment|post)\b|\bwhat (?:were|was) .*\bwords\b"
+        r"|\bhow did .* (?:describe|put it|react|respond|explain)\b|\bquote\b|\bin (?:his|her|their) own words\b"
+        r"|\bwhat .*\b(?:reaction|response)\b",
+    ),
+    (
+        AnswerType.NUMBER,
+        r"\bhow (?:many|much|long|far|fast|big)\b|\bby how\b|\bwhat (?:score|number|margin|"
+        r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b",
+    ),
     (AnswerType.TIME, r"^when\b|\b(?:what|which) (?:\w+ )?(?:day|date|year|month|time of)\b|\bon what\b"),
-    (AnswerType.PLACING, r"\b(?:what|which) (?:place|position|rank|ranking|placing|spot)\b.*\b(?:finish|end|come|"
-     r"place|rank|get|take|earn)|\bwhere did .* (?:finish|place|rank|end up|come)\b|\bhow did .* (?:finish|place|"
-     r"rank)\b|\bwhat (?:place|position) did\b"),
+    (
+        AnswerType.PLACING,
+        r"\b(?:what|which) (?:place|position|rank|ranking|placing|spot)\b.*\b(?:finish|end|come|"
+        r"place|rank|get|take|earn)|\bwhere did .* (?:finish|place|rank|end up|come)\b|\bhow did .* (?:finish|place|"
+        r"rank)\b|\bwhat (?:place|position) did\b",
+    ),
     (AnswerType.MEDAL, r"\b(?:what|which) (?:medal|colou?r)\b|\bwhat kind of medal\b"),
-    (AnswerType.ORG, r"\b(?:what|which) (?:team|club|organi[sz]ation|company|brand|sponsor|federation|platform|"
-     r"app|website|outlet|site)\b|\b(?:skate|play|run|compete|race|ride)s? for\b"),
-    (AnswerType.PLACE, r"^where\b|\b(?:what|which) (?:country|nation|nationality|city|town|venue|state|region|"
-     r"place|location|continent)\b|\bwhat country\b|\bfrom which\b"),
-    (AnswerType.PERSON, r"^who(?:m|se)?\b|\b(?:what|which) (?:\w+ )?(?:skater|athlete|person|woman|man|runner|"
-     r"player|competitor|rival|coach|winner|champion|name|teammate|medalist|medallist)\b"),
+    (
+        AnswerType.ORG,
+        r"\b(?:what|which) (?:team|club|organi[sz]ation|company|brand|sponsor|federation|platform|"
+        r"app|website|outlet|site)\b|\b(?:skate|play|run|compete|race|ride)s? for\b",
+    ),
+    (
+        AnswerType.PLACE,
+        r"^where\b|\b(?:what|which) (?:country|nation|nationality|city|town|venue|state|region|"
+        r"place|location|continent)\b|\bwhat country\b|\bfrom which\b",
+    ),
+    (
+        AnswerType.PERSON,
+        r"^who(?:m|se)?\b|\b(?:what|which) (?:\w+ )?(?:skater|athlete|person|woman|man|runner|"
+        r"player|competitor|rival|coach|winner|champion|name|teammate|medalist|medallist)\b",
+    ),
     (AnswerType.REASON, r"^why\b|\bwhat (?:caused|led|made|happened)\b|\bhow come\b|\bfor what reason\b"),
 ]
 
@@ -83,7 +101,7 @@ def answer_type(question: str) -> AnswerType:
     """Read from the first question word on: in "What did Glenn do when…", "when" is not what is asked."""
     q = question.lower().replace("’", "'")
     first = re.search(r"\b(?:who|whom|whose|what|which|when|where|why|how)\b", q)
-    q = q[first.start():] if first else q
+    q = q[first.start() :] if first else q
     for kind, pattern in TYPE_PATTERNS:
         if re.search(pattern, q):
             return kind
@@ -130,7 +148,7 @@ AUXILIARIES = {"is", "was", "are", "were", "did", "does", "do", "has", "had", "c
 
 
 def _type_word(question: str) -> str | None:
-    """"Which country…", "what medal…", "how old…": the word that names the kind of answer wanted."""
+    """ "Which country…", "what medal…", "how old…": the word that names the kind of answer wanted."""
     m = re.search(r"\b(?:what|which|how)\s+(\w+)", question, re.IGNORECASE)
     if not m or m.group(1).lower() in AUXILIARIES:
         return None
@@ -138,5 +156,24 @@ def _type_word(question: str) -> str | None:
 
 
 # Capitalized words in a question that are not names of anything in particular.
-_COMMON_CAPS = {"i", "what", "who", "when", "where", "why", "how", "which", "did", "does", "is", "was", "the",
-                "system", "assistant", "user", "ok", "okay", "please"}
+_COMMON_CAPS = {
+    "i",
+    "what",
+    "who",
+    "when",
+    "where",
+    "why",
+    "how",
+    "which",
+    "did",
+    "does",
+    "is",
+    "was",
+    "the",
+    "system",
+    "assistant",
+    "user",
+    "ok",
+    "okay",
+    "please",
+}

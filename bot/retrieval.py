@@ -43,8 +43,9 @@ class Retriever:
         self.bm25 = None
         if self.mode == "hybrid" and self.chunks:
             self.bm25 = bm25s.BM25()
-            tokens = bm25s.tokenize([c.page_content for c in self.chunks], stopwords="en",
-                                    stemmer=self.stemmer, show_progress=False)
+            tokens = bm25s.tokenize(
+                [c.page_content for c in self.chunks], stopwords="en", stemmer=self.stemmer, show_progress=False
+            )
             self.bm25.index(tokens, show_progress=False)
 
     def __call__(self, question: str) -> list[Passage]:

@@ -30,8 +30,9 @@ def shared_embedder() -> Embeddings:
     return load_embedder()
 
 
-def build_index(settings: Settings, paths: list[Path] | None = None, reset: bool = False,
-                show_progress: bool = False) -> IndexReport:
+def build_index(
+    settings: Settings, paths: list[Path] | None = None, reset: bool = False, show_progress: bool = False
+) -> IndexReport:
     """Index files or folders (default: the bundled corpus). Files are read before the store is touched,
     so a bad path leaves the existing index as it was."""
     docs = load_documents(paths or settings.corpus)
@@ -49,7 +50,8 @@ def check_question(settings: Settings, question: str, history: list[Turn] | None
         raise QuestionError("the question is empty")
     if len(question) > settings.max_question_chars:
         raise QuestionError(
-            f"the question is {len(question)} characters long; the limit is {settings.max_question_chars}")
+            f"the question is {len(question)} characters long; the limit is {settings.max_question_chars}"
+        )
     if history and len(history) > settings.max_history_messages:
         raise QuestionError(f"the history has {len(history)} messages; the limit is {settings.max_history_messages}")
     return question
@@ -67,7 +69,8 @@ class EventBot:
             client = open_client(settings.index_dir, settings.chroma_url)
             if not collection_exists(client, settings.collection):
                 raise StoreUnavailableError(
-                    f"no collection {settings.collection!r} in the index yet: run `eventbot index`")
+                    f"no collection {settings.collection!r} in the index yet: run `eventbot index`"
+                )
         except StoreUnavailableError:
             raise
         except Exception as exc:
@@ -98,5 +101,6 @@ class EventBot:
 
     def _condense(self, state: dict) -> str:
         proper = self.answerer.corpus.proper_nouns
-        return condense_question(state["question"], state["history"],
-                                 lambda text: [p.text for p in person_names(text, proper)])
+        return condense_question(
+            state["question"], state["history"], lambda text: [p.text for p in person_names(text, proper)]
+        )

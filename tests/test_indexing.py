@@ -18,8 +18,9 @@ def test_loader_keeps_title_and_source():
 
 def test_html_is_read_as_text(tmp_path):
     page = tmp_path / "page.html"
-    page.write_text("<html><head><title>Race day</title><script>x=1</script></head>"
-                    "<body><p>Kiprop won the race.</p></body></html>")
+    page.write_text(
+        "<html><head><title>Race day</title><script>x=1</script></head><body><p>Kiprop won the race.</p></body></html>"
+    )
     [doc] = load_documents([page])
     assert doc.metadata["title"] == "Race day"
     assert "Kiprop won the race." in doc.page_content and "x=1" not in doc.page_content
