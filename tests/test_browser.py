@@ -1,0 +1,143 @@
+"""The chat UI in a real Chromium (Debian's, driven by Playwright), against `eventbot serve` as a user runs it."""
+
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import ARTICLE, EVENTBOT, ROOT
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists() and not os.environ.get("CI"):
+    pytest.skip("no /usr/bin/chromium (apt-get install chromium); CI installs it", allow_module_level=True)
+
+from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+
+ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
+ANSWER_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def server_url(index_dir) -> Iterator[str]:
+    """`eventbot serve --port 0` in a subprocess, with an API key set: the UI must stay usable regardless."""
+    env = {**os.environ, "EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_API_KEY": "browser-test-key"}
+    proc = subprocess.Popen(
+        [EVENTBOT, "serve", "--port", "0"],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=180)).group(0)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not answer /healthz"
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield browser
+        browser.close()
+
+
+def bot_messages(page: Page):
+    """Answer bubbles (not the Sources panels, which Gradio renders as 'thought' messages)."""
+    return page.locator("#chat .message:not(.thought) > [data-testid='bot']")
+
+
+def ask(page: Page, question: str) -> str:
+    """Type a question, send it, wait until its answer has streamed in completely; return the answer text."""
+    before = bot_messages(page).count()
+    box = page.get_by_placeholder("Ask about the event")
+    box.fill(question)
+    box.press("Enter")
+    expect(page.locator("#chat [data-testid='user']").last).to_contain_text(question)
+    answer = bot_messages(page).nth(before)
+    expect(answer).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    # streamed word by word: done once the text stops changing and Gradio has no pending event
+    previous, stable_since = None, time.monotonic()
+    while time.monotonic() - stable_since < 0.6:
+        text = answer.inner_text()
+        if text != previous:
+            previous, stable_since = text, time.monotonic()
+        page.wait_for_timeout(100)
+    expect(page.locator("#chat [data-testid='status-tracker'].hide").first).to_be_attached()
+    return previous.strip()
+
+
+def test_chat_answers_cites_and_follows_up(server_url, browser, tmp_path):
+    external: list[str] = []
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith(server_url) or r.url.startswith("data:") else external.append(r.url),
+    )
+    page.goto(server_url)
+
+    expect(page.locator("#header")).to_contain_text("event-article.txt")
+    expect(page.locator("#header")).to_contain_text("only")
+
+    first = ask(page, "Who won silver?")
+    assert "[1]" in first and "Sakamoto" in first
+
+    sources = page.locator("#chat .thought-group").last
+    expect(sources).to_contain_text("Sources (")
+    sources.locator(".title").click()
+    expect(sources).to_contain_text("event-article.txt", timeout=5_000)
+    expect(sources).to_contain_text("score")
+    shown = sources.inner_text()
+    quote = re.search(r"\n([^\n]{25,})", shown.split("score", 1)[1]).group(1).strip()
+    assert quote in ARTICLE_TEXT  # the panel shows the verbatim passage
+
+    follow_up = ask(page, "How old is she?")
+    assert "25" in follow_up  # "she" is Sakamoto from the previous turn: 25 years old
+    assert bot_messages(page).count() == 2
+
+    page.screenshot(path=str(tmp_path / "chat-desktop.png"))
+    assert (tmp_path / "chat-desktop.png").stat().st_size > 10_000
+
+    page.locator("#clear").click()
+    expect(bot_messages(page)).to_have_count(0)
+    assert not external, f"the page reached outside the server: {external}"
+
+
+def test_chat_on_a_phone_and_with_examples(server_url, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page.goto(server_url)
+    page.get_by_role("button", name=re.compile("Who won the gold medal")).click()
+    answer = bot_messages(page).first
+    expect(answer).to_contain_text("Alysa Liu", timeout=ANSWER_TIMEOUT_MS)
+    expect(answer).to_contain_text("[1]")
+    expect(page.locator("#chat .thought-group").first).to_contain_text("Sources (", timeout=ANSWER_TIMEOUT_MS)
+    # nothing wider than the phone: no sideways scrolling
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    expect(page.get_by_placeholder("Ask about the event")).to_be_in_viewport()
+    page.screenshot(path=str(tmp_path / "chat-phone.png"))

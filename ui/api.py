@@ -1,0 +1,434 @@
+"""The HTTP API: thin FastAPI routers over the same `EventBot` methods the CLI uses.
+
+- `GET /healthz` — liveness and index counts (no auth: load balancers probe it).
+- `POST /api/ask` — question + optional history → the answer object of DESIGN.md.
+- `POST /v1/chat/completions`, `GET /v1/models` — OpenAI's chat schema, so OpenAI clients work unchanged.
+
+When `EVENTBOT_API_KEY` is set, `/api/*` and `/v1/*` need `Authorization: Bearer <key>`.
+Errors are JSON `{"detail": …}`: 4xx for what the client got wrong, 503 when the index cannot be read.
+"""
+
+import json
+import logging
+import re
+import secrets
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Depends, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from bot.answer import Answer, Citation, Turn
+from bot.service import EventBot, QuestionError
+from bot.settings import Settings
+from index.store import StoreUnavailableError
+
+try:  # Swagger UI and ReDoc served from the package instead of a CDN, so /docs works offline
+    from fastapi_offline import FastAPIOffline as DocumentedFastAPI
+except ImportError:  # pragma: no cover - FastAPI's own /docs, which loads Swagger UI from a CDN
+    DocumentedFastAPI = FastAPI
+
+log = logging.getLogger(__name__)
+
+MODEL_ID = "eventbot"
+HISTORY_MESSAGE_FACTOR = 4  # a history message may be this many times as long as a question (answers run longer)
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"description": "Missing or wrong API key (only when `EVENTBOT_API_KEY` is set)"},
+    422: {"description": "The request is malformed: bad JSON, wrong types, empty or over-long question or history"},
+    503: {"description": "The index cannot be read (not built yet, or the Chroma server is down)"},
+}
+
+
+# ---------------------------------------------------------------------------------------------- plumbing
+
+
+class ServedBot:
+    """The one bot of the process, shared by the API and the chat UI.
+
+    Answers are CPU-bound (embedding, scoring), so calls are serialised: parallel requests would only fight
+    over the same cores, and the store and models are then never used from two threads at once.
+    """
+
+    def __init__(self, bot: EventBot, settings: Settings | None = None):
+        self.bot = bot
+        self.settings = settings or bot.settings  # the server's view (API key, limits); the bot keeps its own
+        self._lock = threading.Lock()
+
+    def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
+        self.check(question, history)  # fail fast, without waiting for the lock
+        with self._lock:
+            return self.bot.ask(question, history)
+
+    def check(self, question: str, history: list[Turn] | None = None) -> None:
+        """The bot's own checks, plus a bound on each history message: the bot limits how many there are, and
+        one huge message would otherwise make an answer take seconds."""
+        self.bot.check_question(question, history)
+        limit = HISTORY_MESSAGE_FACTOR * self.settings.max_question_chars
+        for i, turn in enumerate(history or [], 1):
+            if len(turn.content) > limit:
+                raise QuestionError(f"history message {i} is {len(turn.content)} characters long; the limit is {limit}")
+
+    def stats(self) -> dict:
+        with self._lock:
+            return self.bot.stats()
+
+    def documents(self) -> list[tuple[str, str]]:
+        """(source, title) of each indexed document, from the chunks the retriever loaded at start-up."""
+        chunks = getattr(getattr(self.bot, "retriever", None), "chunks", None) or []
+        found: dict[str, str] = {}
+        for chunk in chunks:
+            meta = chunk.metadata
+            found.setdefault(meta.get("source", "?"), meta.get("title") or meta.get("source", "?"))
+        return sorted(found.items())
+
+
+def get_bot(request: Request) -> ServedBot:
+    return request.app.state.bot
+
+
+bearer = HTTPBearer(auto_error=False, description="Needed only when the server sets `EVENTBOT_API_KEY`.")
+
+
+def require_api_key(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+) -> None:
+    """Bearer auth when `EVENTBOT_API_KEY` is set; constant-time comparison of the key."""
+    expected = get_bot(request).settings.api_key
+    if not expected:
+        return
+    given = credentials.credentials if credentials and credentials.scheme.lower() == "bearer" else ""
+    if not secrets.compare_digest(given.encode(), expected.encode()):
+        raise StarletteHTTPException(
+            401, "missing or wrong API key: send `Authorization: Bearer <key>`", headers={"WWW-Authenticate": "Bearer"}
+        )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Every error is JSON `{"detail": …}`: 422 for a bad question, 503 for an unreadable index."""
+
+    @app.exception_handler(QuestionError)
+    async def question_error(request: Request, exc: QuestionError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(StoreUnavailableError)
+    async def store_unavailable(request: Request, exc: StoreUnavailableError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's shape ({"detail": [{"loc", "msg", "type"}]}) without echoing the (possibly huge) input
+        errors = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()
+        ]
+        return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
+
+
+# ---------------------------------------------------------------------------------------------- /healthz
+
+health = APIRouter(tags=["health"])
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    documents: int
+    chunks: int
+
+
+@health.get("/healthz", response_model=Health, responses={503: ERROR_RESPONSES[503]})
+def healthz(bot: Annotated[ServedBot, Depends(get_bot)]) -> Health:
+    """Liveness and what is indexed: `{"status": "ok", "documents": 1, "chunks": 8}`; 503 when the store
+    cannot be read. Needs no API key."""
+    return Health(**bot.stats())
+
+
+# ---------------------------------------------------------------------------------------------- /api/ask
+
+ask_router = APIRouter(prefix="/api", tags=["ask"], responses=ERROR_RESPONSES)
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"question": "Who won the gold medal?"},
+                {
+                    "question": "How old is she?",
+                    "history": [
+                        {"role": "user", "content": "Who won silver?"},
+                        {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},
+                    ],
+                },
+            ]
+        },
+    )
+    question: str = Field(description="The question, up to `EVENTBOT_MAX_QUESTION_CHARS` characters")
+    history: list[Turn] = Field(
+        default_factory=list,
+        description="Earlier turns, oldest first; follow-ups like “How old is she?” are resolved against them",
+    )
+
+
+ASK_EXAMPLES = {
+    "question": {"summary": "A question", "value": {"question": "Who won the gold medal?"}},
+    "follow-up": {
+        "summary": "A follow-up, with history",
+        "value": {
+            "question": "How old is she?",
+            "history": [
+                {"role": "user", "content": "Who won silver?"},
+                {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},
+            ],
+        },
+    },
+    "unanswerable": {
+        "summary": "Not in the documents (abstains)",
+        "value": {"question": "What did Amber Glenn eat for breakfast?"},
+    },
+}
+
+
+@ask_router.post("/ask", response_model=Answer)
+def ask(
+    body: Annotated[AskRequest, Body(openapi_examples=ASK_EXAMPLES)], bot: Annotated[ServedBot, Depends(get_bot)]
+) -> Answer:
+    """Answer one question from the indexed documents, citing them.
+
+    Example request:
+
+        curl -s localhost:7860/api/ask -H 'Content-Type: application/json' \\
+             -d '{"question": "Who won the gold medal?"}'
+
+    The answer text carries `[n]` markers; `citations[n-1].quote` is the verbatim passage behind each.
+    `abstained` is true (and the answer says so) when the documents do not answer the question.
+    With `history`, the question is first rewritten into a standalone one (`standalone_question`).
+    """
+    return bot.ask(body.question, body.history)
+
+
+# ---------------------------------------------------------------------------------------------- /v1 (OpenAI)
+
+openai_router = APIRouter(prefix="/v1", tags=["openai"], responses=ERROR_RESPONSES)
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str = "text"
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "".join(part.text or "" for part in self.content if part.type == "text")
+        return self.content or ""
+
+
+class ChatCompletionRequest(BaseModel):
+    """OpenAI's chat request. Sampling options (temperature, max_tokens, …) are accepted and ignored."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [
+                {"model": "eventbot", "messages": [{"role": "user", "content": "Who won the gold medal?"}]},
+                {
+                    "model": "eventbot",
+                    "stream": True,
+                    "messages": [
+                        {"role": "user", "content": "Who won silver?"},
+                        {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},
+                        {"role": "user", "content": "How old is she?"},
+                    ],
+                },
+            ]
+        },
+    )
+    model: str = Field(MODEL_ID, description="Any name is accepted; the answer always comes from `eventbot`")
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+
+
+class CompletionMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class Choice(BaseModel):
+    index: int = 0
+    message: CompletionMessage
+    finish_reason: Literal["stop"] = "stop"
+    logprobs: None = None
+
+
+class ChatCompletion(BaseModel):
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str = MODEL_ID
+    choices: list[Choice]
+    citations: list[Citation] = Field(description="Added to OpenAI's schema: the passages behind the `[n]` markers")
+
+
+class Model(BaseModel):
+    id: str = MODEL_ID
+    object: Literal["model"] = "model"
+    created: int = 0
+    owned_by: str = "eventbot"
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[Model]
+
+
+def split_chat(messages: list[ChatMessage]) -> tuple[str, list[Turn]]:
+    """The last user message is the question; earlier user and assistant messages are its history."""
+    if messages[-1].role != "user":
+        raise QuestionError("the last message must come from the user: it is the question")
+    history = [Turn(role=m.role, content=m.text()) for m in messages[:-1] if m.role in ("user", "assistant")]
+    return messages[-1].text(), history
+
+
+def word_pieces(text: str) -> list[str]:
+    """Split text into words, each keeping its trailing whitespace: "".join(pieces) == text."""
+    return re.findall(r"\S+\s*|\s+", text)
+
+
+def sse(payload: dict | str) -> str:
+    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {data}\n\n"
+
+
+def stream_completion(answer: Answer, completion_id: str, created: int) -> Iterator[str]:
+    """OpenAI `chat.completion.chunk` events: role, content pieces, a final chunk with citations, [DONE]."""
+
+    def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> str:
+        return sse(
+            {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": MODEL_ID,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+                **extra,
+            }
+        )
+
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in word_pieces(answer.answer):
+        yield chunk({"content": piece})
+    yield chunk({}, "stop", citations=[c.model_dump() for c in answer.citations])
+    yield sse("[DONE]")
+
+
+CHAT_EXAMPLES = {
+    "plain": {
+        "summary": "One question",
+        "value": {"model": "eventbot", "messages": [{"role": "user", "content": "Who won the gold medal?"}]},
+    },
+    "streamed follow-up": {
+        "summary": "A follow-up, streamed as server-sent events",
+        "value": {
+            "model": "eventbot",
+            "stream": True,
+            "messages": [
+                {"role": "user", "content": "Who won silver?"},
+                {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},
+                {"role": "user", "content": "How old is she?"},
+            ],
+        },
+    },
+}
+
+
+@openai_router.post(
+    "/chat/completions",
+    response_model=ChatCompletion,
+    responses={
+        200: {
+            "description": "A `chat.completion`, or with `stream: true` server-sent "
+            "`chat.completion.chunk` events ending `data: [DONE]`",
+            "content": {"text/event-stream": {}},
+        }
+    },
+)
+def chat_completions(
+    body: Annotated[ChatCompletionRequest, Body(openapi_examples=CHAT_EXAMPLES)],
+    bot: Annotated[ServedBot, Depends(get_bot)],
+) -> Any:
+    """OpenAI-compatible chat: the last user message is the question, earlier messages are its history.
+
+    Example with the official client:
+
+        from openai import OpenAI
+        client = OpenAI(base_url="http://127.0.0.1:7860/v1", api_key="unused-unless-EVENTBOT_API_KEY")
+        reply = client.chat.completions.create(
+            model="eventbot", messages=[{"role": "user", "content": "Who won the gold medal?"}])
+        print(reply.choices[0].message.content, reply.model_extra["citations"])
+
+    The answer carries `[n]` markers; the response adds a top-level `citations` list (in a streamed answer,
+    on the last chunk). System messages are ignored: the bot answers only from its documents.
+    """
+    question, history = split_chat(body.messages)
+    answer = bot.ask(question, history)  # computed whole before anything is sent, so errors stay 4xx JSON
+    completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+    if body.stream:
+        return StreamingResponse(
+            stream_completion(answer, completion_id, created),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    return ChatCompletion(
+        id=completion_id,
+        created=created,
+        choices=[Choice(message=CompletionMessage(content=answer.answer))],
+        citations=answer.citations,
+    )
+
+
+@openai_router.get("/models", response_model=ModelList)
+def list_models() -> ModelList:
+    """The one model this server answers with: `eventbot`."""
+    return ModelList(data=[Model()])
+
+
+@openai_router.get("/models/{model_id}", response_model=Model, responses={404: {"description": "No such model"}})
+def get_model(model_id: str) -> Model:
+    """Details of `eventbot`, the only model."""
+    if model_id != MODEL_ID:
+        raise StarletteHTTPException(404, f"no model {model_id!r}; the only model is {MODEL_ID!r}")
+    return Model()
+
+
+# ---------------------------------------------------------------------------------------------- the app
+
+
+def build_api(bot: EventBot | ServedBot) -> FastAPI:
+    """A FastAPI app with every route above, answering with `bot` (opened once, by the caller)."""
+    app = DocumentedFastAPI(
+        title="eventbot",
+        version="0.1.0",
+        description="Answers questions about an event from the documents that describe it, citing them "
+        "verbatim. The chat UI is at `/`. When the server sets `EVENTBOT_API_KEY`, `/api/*` and "
+        "`/v1/*` need `Authorization: Bearer <key>`.",
+    )
+    app.state.bot = bot if isinstance(bot, ServedBot) else ServedBot(bot)
+    install_error_handlers(app)
+    app.include_router(health)
+    app.include_router(ask_router, dependencies=[Depends(require_api_key)])
+    app.include_router(openai_router, dependencies=[Depends(require_api_key)])
+    return app

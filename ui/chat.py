@@ -1,0 +1,204 @@
+"""The Gradio chat at `/`: streamed answers with `[n]` markers and a collapsible Sources panel per answer.
+
+The chat calls the bot in-process (the same `ServedBot` as the API), passing the conversation so far as
+history so follow-ups ("How old is she?") are resolved by the bot.
+"""
+
+import html
+import logging
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
+
+import gradio as gr  # noqa: E402
+
+from bot.answer import Answer, Turn  # noqa: E402
+from bot.service import QuestionError  # noqa: E402
+from index.store import StoreUnavailableError  # noqa: E402
+from ui.api import ServedBot, word_pieces  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+EXAMPLES = [
+    "Who won the gold medal?",
+    "Who won silver?",
+    "What did Amber Glenn do?",
+    "What did Glenn say about the media?",
+]
+STREAM_DELAY_S = 0.02  # between streamed words: answers are computed whole, then typed out
+
+THEME = gr.themes.Soft(
+    primary_hue="indigo",
+    neutral_hue="slate",
+    font=[gr.themes.LocalFont("IBM Plex Sans", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif"],
+    font_mono=[gr.themes.LocalFont("IBM Plex Mono", weights=(400, 700)), "ui-monospace", "monospace"],
+)
+
+# Gradio scopes custom CSS to its app: rules inside @media only reach elements inside the app's content, so the
+# outer padding shrinks with clamp() instead of a media query.
+CSS = """
+.gradio-container { max-width: 860px !important; margin: 0 auto !important; }
+.main.app { padding: clamp(6px, 2vw, 16px) clamp(8px, 3vw, 32px) !important; }
+#header { padding: 0 4px; }
+#header h1 { font-size: clamp(1.2rem, 4.6vw, 1.45rem); margin: 0.15em 0 0.1em; }
+#header p, #header p span { color: var(--body-text-color-subdued); }
+#header p { margin: 0.2em 0; font-size: clamp(0.87rem, 3.4vw, 0.95rem); }
+#chat { min-height: 260px; }
+#chat blockquote { margin: 0.2em 0 0.7em; padding-left: 0.7em; border-left: 3px solid var(--color-accent-soft);
+                   font-style: italic; }
+#chat button.example { border: 1px solid var(--border-color-primary); border-radius: var(--radius-xl);
+                       background: var(--background-fill-secondary); }
+#chat button.example:hover { border-color: var(--color-accent); }
+#chat .examples { display: grid !important; grid-template-columns: repeat(2, minmax(0, 1fr)); max-width: 620px;
+                  margin: 0 auto; gap: 10px; }
+#chat .top-panel { display: none !important; }  /* Gradio's own trash icon: the Clear button does that */
+#controls { align-items: center; gap: 8px; }
+#controls .clear { flex-grow: 0 !important; min-width: max-content !important; }
+@media (max-width: 640px) {
+  #header .wide-only { display: none; }
+  #chat .examples { grid-template-columns: minmax(0, 1fr); }
+}
+"""
+
+
+def header(bot: ServedBot) -> str:
+    docs = bot.documents()
+    if len(docs) == 1:
+        source, title = docs[0]
+        knows = f"one document: <em>{html.escape(title)}</em> (<code>{html.escape(source)}</code>)"
+    else:
+        shown = ", ".join(f"<code>{html.escape(source)}</code>" for source, _ in docs[:6])
+        more = f" and {len(docs) - 6} more" if len(docs) > 6 else ""
+        knows = f"{len(docs)} documents: {shown}{more}"
+    return (
+        "<h1>Ask about the event</h1>"
+        f"<p>I answer <strong>only</strong> from {knows}. When {'it doesn' if len(docs) == 1 else 'they don'}'t "
+        "say, I tell you so. "
+        "<span class='wide-only'>Answers cite their passages as [1], [2]…: open <strong>Sources</strong> "
+        "under an answer to read them.</span></p>"
+    )
+
+
+def message_text(content: Any) -> str:
+    """The text of a chat message, whatever shape Gradio gives it (a string or a list of parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        return content.get("text") or ""
+    if isinstance(content, list | tuple):
+        return "".join(message_text(part) for part in content)
+    return ""
+
+
+def to_turns(messages: list[dict], limit: int) -> list[Turn]:
+    """The conversation as history for the bot: user and assistant text, without the Sources panels."""
+    turns = []
+    for message in messages:
+        if (message.get("metadata") or {}).get("title") or message.get("role") not in ("user", "assistant"):
+            continue
+        text = message_text(message.get("content")).strip()
+        if text:
+            turns.append(Turn(role=message["role"], content=text))
+    return turns[-limit:] if limit > 0 else []
+
+
+def sources_message(answer: Answer) -> dict:
+    """A collapsed panel under the answer: per citation its source, score and verbatim quote."""
+    scores = {c.chunk_id: c.score for c in answer.contexts}
+    parts = []
+    for c in answer.citations:
+        score = scores.get(c.chunk_id)
+        meta = f" · score {score:.2f}" if score is not None else ""
+        quote = html.escape(c.quote).replace("\n", "\n> ")
+        parts.append(f"**[{c.n}]** {html.escape(c.source)}{meta}\n> {quote}")
+    count = len(answer.citations)
+    return {
+        "role": "assistant",
+        "content": "\n\n".join(parts),
+        "metadata": {"title": f"Sources ({count})", "status": "done"},
+    }
+
+
+def respond(bot: ServedBot, messages: list[dict]) -> Iterator[list[dict]]:
+    """Answer the last user message, streaming the text word by word, then add the Sources panel."""
+    if not messages or messages[-1].get("role") != "user":
+        yield messages
+        return
+    question = message_text(messages[-1]["content"])
+    history = to_turns(messages[:-1], bot.settings.max_history_messages)
+    try:
+        answer = bot.ask(question, history)
+    except QuestionError as exc:
+        yield [*messages, {"role": "assistant", "content": f"I can't take that question: {exc}."}]
+        return
+    except StoreUnavailableError as exc:
+        yield [*messages, {"role": "assistant", "content": f"The documents can't be read right now ({exc})."}]
+        return
+    text = ""
+    for piece in word_pieces(answer.answer):
+        text += piece
+        yield [*messages, {"role": "assistant", "content": text}]
+        time.sleep(STREAM_DELAY_S)
+    reply = [{"role": "assistant", "content": answer.answer}]
+    if answer.citations and not answer.abstained:
+        reply.append(sources_message(answer))
+    yield [*messages, *reply]
+
+
+def build_chat(bot: ServedBot) -> gr.Blocks:
+    """The chat UI as a Blocks app (mounted at `/` by ui.server)."""
+
+    def add_question(text: str, messages: list[dict]) -> tuple[str, list[dict]]:
+        text = (text or "").strip()
+        if not text:
+            return "", messages
+        return "", [*messages, {"role": "user", "content": text}]
+
+    def add_example(messages: list[dict], evt: gr.SelectData) -> list[dict]:
+        return [*messages, {"role": "user", "content": evt.value["text"]}]
+
+    def answer_last(messages: list[dict]) -> Iterator[list[dict]]:
+        yield from respond(bot, messages)
+
+    with gr.Blocks(title="eventbot: ask about the event", fill_height=True, analytics_enabled=False) as demo:
+        gr.HTML(header(bot), elem_id="header", padding=False)
+        chatbot = gr.Chatbot(
+            elem_id="chat",
+            show_label=False,
+            scale=1,  # with fill_height: the chat takes the window's height and scrolls inside
+            layout="bubble",
+            placeholder="**Ask a question about the event**, or pick one below.",
+            examples=[{"text": q} for q in EXAMPLES],
+            feedback_options=None,
+            buttons=["copy"],
+            autoscroll=True,
+        )
+        with gr.Row(elem_id="controls", equal_height=True):
+            box = gr.Textbox(
+                elem_id="question",
+                show_label=False,
+                placeholder="Ask about the event…",
+                submit_btn=True,
+                autofocus=True,
+                lines=1,
+                max_lines=5,
+                scale=1,
+                container=False,
+            )
+            clear = gr.Button(
+                "Clear", elem_id="clear", elem_classes="clear", variant="secondary", size="md", min_width=0, scale=0
+            )
+
+        private = {"api_visibility": "private"}
+        box.submit(add_question, [box, chatbot], [box, chatbot], queue=False, **private).then(
+            answer_last, chatbot, chatbot, show_progress="minimal", **private
+        )
+        chatbot.example_select(add_example, chatbot, chatbot, queue=False, **private).then(
+            answer_last, chatbot, chatbot, show_progress="minimal", **private
+        )
+        clear.click(lambda: ([], ""), None, [chatbot, box], queue=False, **private)
+    demo.queue(default_concurrency_limit=8)
+    return demo

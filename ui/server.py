@@ -1,0 +1,71 @@
+"""One server: the HTTP API (ui.api) with the Gradio chat (ui.chat) mounted at `/`, sharing one bot."""
+
+import os
+import socket
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
+
+import gradio as gr  # noqa: E402
+import uvicorn  # noqa: E402
+from fastapi import FastAPI  # noqa: E402
+from gradio.routes import App as GradioApp  # noqa: E402
+from starlette.routing import Mount  # noqa: E402
+
+from bot.service import EventBot  # noqa: E402
+from ui.api import ServedBot, build_api  # noqa: E402
+from ui.chat import CSS, THEME, build_chat  # noqa: E402
+
+
+def create_app(bot: EventBot | ServedBot) -> FastAPI:
+    """The API routes first, then the chat at `/` (a mount at `/` catches only what no route matched)."""
+    served = bot if isinstance(bot, ServedBot) else ServedBot(bot)
+    app = build_api(served)
+    gr.mount_gradio_app(
+        app,
+        build_chat(served),
+        path="/",
+        theme=THEME,
+        css=CSS,
+        footer_links=["gradio", "settings"],
+        run_history=False,
+        show_error=True,
+        ssr_mode=False,
+        mcp_server=False,
+        head='<meta name="viewport" content="width=device-width, initial-scale=1">',
+    )
+    # Each open chat tab holds a heartbeat stream until Gradio's stop event is set: set it when shutting down
+    chats = [r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp)]
+    app.state.before_shutdown = [chat.stop_event.set for chat in chats]
+    return app
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket for uvicorn; raises OSError when the address is taken. Port 0 picks a free one."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class Server(uvicorn.Server):
+    """uvicorn, closing the chat's long-lived streams first so that Ctrl-C stops the server at once."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for hook in getattr(self.config.app.state, "before_shutdown", []):
+            hook()
+        await super().shutdown(sockets)
+
+
+def make_server(app: FastAPI, log_level: str = "warning") -> uvicorn.Server:
+    return Server(uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=5))
