@@ -175,6 +175,12 @@ def test_docs_list_every_route_with_examples(http):
     assert http.get("/docs").status_code == 200
 
 
+def test_docs_work_offline(http):
+    pytest.importorskip("fastapi_offline", reason="fastapi-offline serves Swagger UI without a CDN")
+    assert "//cdn" not in http.get("/docs").text
+    assert http.get("/static-offline-docs/swagger-ui-bundle.js").status_code == 200
+
+
 def test_chat_ui_is_served_at_root(http):
     r = http.get("/")
     assert r.status_code == 200 and "text/html" in r.headers["content-type"]
@@ -302,6 +308,34 @@ def test_auth_leaves_health_docs_and_ui_open(secured_url):
 def test_no_key_configured_means_no_auth(http):
     assert http.get("/v1/models").status_code == 200
     assert http.get("/v1/models", headers={"Authorization": "Bearer anything"}).status_code == 200
+
+
+# ---------------------------------------------------------------------------------------------- an unreadable store
+
+
+@pytest.fixture(scope="module")
+def broken_store_url(settings, tmp_path_factory) -> Iterator[str]:
+    """A server whose index vanished after start-up (its collection deleted under it)."""
+    from bot.service import EventBot, build_index
+    from index.store import open_client
+
+    own = settings.model_copy(update={"index_dir": tmp_path_factory.mktemp("vanishing"), "api_key": None})
+    build_index(own)
+    bot = EventBot(own)
+    open_client(own.index_dir, None).delete_collection(own.collection)
+    with running(create_app(bot)) as url:
+        yield url
+
+
+def test_unreadable_store_makes_healthz_503(broken_store_url):
+    r = httpx.get(f"{broken_store_url}/healthz")
+    assert r.status_code == 503 and "index" in r.json()["detail"]
+
+
+@pytest.mark.xfail(reason="bot.ask lets the store's own error through instead of StoreUnavailableError", strict=False)
+def test_unreadable_store_makes_ask_503(broken_store_url):
+    r = httpx.post(f"{broken_store_url}/api/ask", json={"question": GOLD}, timeout=60)
+    assert r.status_code == 503 and "detail" in r.json()
 
 
 # ---------------------------------------------------------------------------------------------- the chat handler

@@ -9,7 +9,6 @@ Errors are JSON `{"detail": …}`: 4xx for what the client got wrong, 503 when t
 """
 
 import json
-import logging
 import re
 import secrets
 import threading
@@ -35,8 +34,6 @@ try:  # Swagger UI and ReDoc served from the package instead of a CDN, so /docs 
     from fastapi_offline import FastAPIOffline as DocumentedFastAPI
 except ImportError:  # pragma: no cover - FastAPI's own /docs, which loads Swagger UI from a CDN
     DocumentedFastAPI = FastAPI
-
-log = logging.getLogger(__name__)
 
 MODEL_ID = "eventbot"
 HISTORY_MESSAGE_FACTOR = 4  # a history message may be this many times as long as a question (answers run longer)
@@ -78,8 +75,7 @@ class ServedBot:
                 raise QuestionError(f"history message {i} is {len(turn.content)} characters long; the limit is {limit}")
 
     def stats(self) -> dict:
-        with self._lock:
-            return self.bot.stats()
+        return self.bot.stats()  # a read of the store: no need to wait for an answer being computed
 
     def documents(self) -> list[tuple[str, str]]:
         """(source, title) of each indexed document, from the chunks the retriever loaded at start-up."""
@@ -113,7 +109,8 @@ def require_api_key(
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Every error is JSON `{"detail": …}`: 422 for a bad question, 503 for an unreadable index."""
+    """Every error is JSON `{"detail": …}`: 422 for a bad question, 503 for an unreadable index, 500 (logged) for
+    a fault of the server itself."""
 
     @app.exception_handler(QuestionError)
     async def question_error(request: Request, exc: QuestionError) -> JSONResponse:
@@ -122,6 +119,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StoreUnavailableError)
     async def store_unavailable(request: Request, exc: StoreUnavailableError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=503)
+
+    @app.exception_handler(Exception)
+    async def server_fault(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette re-raises it after this response, so uvicorn logs the traceback
+        return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -135,6 +135,7 @@ def respond(bot: ServedBot, messages: list[dict]) -> Iterator[list[dict]]:
         yield [*messages, {"role": "assistant", "content": f"I can't take that question: {exc}."}]
         return
     except StoreUnavailableError as exc:
+        log.warning("chat: %s", exc)
         yield [*messages, {"role": "assistant", "content": f"The documents can't be read right now ({exc})."}]
         return
     text = ""
