@@ -1,6 +1,7 @@
 """The default answerer: no LLM. Picks the sentence(s) that answer, a precise phrase when the question asks
 for one, or abstains when the passages do not support an answer. Every claim cites a verbatim sentence."""
 
+import logging
 import math
 import re
 from collections import Counter
@@ -28,6 +29,8 @@ from bot.language import (
 from bot.question import AnswerType, Question, analyse
 from bot.retrieval import Passage
 
+log = logging.getLogger(__name__)
+
 # Weights of a sentence's score: meaning (cosine) and the share of the question's terms it contains.
 DENSE_WEIGHT, COVERAGE_WEIGHT, TYPE_BONUS = 0.5, 0.5, 0.1
 MIN_COVERAGE = 0.5  # below this share of key terms the sentence must be very close in meaning...
@@ -35,8 +38,10 @@ MIN_COVERAGE_TYPED = 0.34  # ...lower when a phrase of the asked-for type is the
 MIN_DENSE_ALONE = 0.62  # ...at least this cosine; measured on the eval sets, see README "Answer quality"
 SECOND_SENTENCE_RATIO = 0.9
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
+OWNER_GAP_CHARS = 8  # "Kiprop, 27," / "31-year-old Haldane": a value this close belongs to that name
 NAME_CONTEXT_CHARS = 600  # how far back a name counts as "being talked about" (about five sentences)
 UNREALIZED_PENALTY = 0.15
+SPEAKER_BONUS = 0.15  # a quote question prefers the asked person's own words
 # "in a good position to win", "was expected to finish": the event after "to" may not have happened.
 UNREALIZED = re.compile(
     r"\b(?:position|hop\w*|expect\w*|favou?rite\w*|chance|bid|aim\w*|tr(?:y|ied|ying)|want\w*|poised|likely"
@@ -114,13 +119,15 @@ class Corpus:
                 after_quote = pos > 0 and sent[pos - 1] in "‘“\"'"
                 if base[:1].isupper():
                     if i == 0 or after_quote:
-                        initial.append((base, toks[i + 1][0] if i + 1 < len(toks) else ""))
+                        nxt = toks[i + 1] if i + 1 < len(toks) else ("", 0)
+                        adjacent = nxt[0] and not sent[pos + len(w) : nxt[1]].strip()
+                        initial.append((base, nxt[0] if adjacent else ""))
                     else:
                         capitalized[base.lower()] += 1
                 elif base[:1].islower():
                     lowercase[base.lower()] += 1
         proper = {w for w in capitalized if w not in lowercase and w.replace("’", "'") not in STOPWORDS}
-        for first, nxt in initial:  # "Amber Glenn goes…", "Team USA figure…"
+        for first, nxt in initial:  # "Amber Glenn goes…", "Team USA figure…" (not "Afterwards, Glenn")
             if re.sub(r"['’]s$", "", nxt).lower() in proper and first.lower() not in STOPWORDS:
                 proper.add(first.lower())
         self.proper_nouns = proper
@@ -146,6 +153,18 @@ class Corpus:
     def context(self, s: Sentence) -> str:
         """The text leading up to a sentence: where the people and things it refers to were last named."""
         return self.texts[s.path][max(0, s.span.start - NAME_CONTEXT_CHARS) : s.span.end]
+
+    def speaker(self, s: Sentence) -> set[str]:
+        """Who is quoted in the sentence's paragraph ("…," Gebre said): the terms of that name, or empty."""
+        text = self.texts[s.path]
+        start = text.rfind("\n", 0, s.span.start) + 1
+        end = text.find("\n", s.span.end)
+        paragraph = text[start : end if end >= 0 else len(text)]
+        m = re.search(r"[”\"’',]\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
+                      r"|\b(?:said|says|added)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", paragraph)
+        if not m:
+            return set()
+        return {term(w) for w, _ in words(m.group(1) or m.group(2))}
 
     def in_quotation(self, s: Sentence) -> bool:
         """The sentence is, or holds, someone's quoted words."""
@@ -179,12 +198,17 @@ class ExtractiveAnswerer:
             whole = self._sentences(passages, whole_documents=True)
             supported = [s for s in self._score(question, q, whole) if self._supports(q, s)]
         if not supported:
+            log.info("abstain: no sentence passes the checks for a %s question", q.answer_type.value)
             return self._abstain()
         best = supported[0]
+        log.info("best (%s) dense=%.2f coverage=%.2f candidates=%s: %s", q.answer_type.value, best.dense,
+                 best.coverage, [c.text for c in best.candidates], best.text)
         if best.dense < MIN_DENSE_ALONE and self._unknown_terms(q, best):
+            log.info("abstain: the documents never use %s", self._unknown_terms(q, best))
             return self._abstain()
         typed = q.answer_type in PHRASE_TYPES and bool(best.candidates)
         if best.coverage < (MIN_COVERAGE_TYPED if typed else MIN_COVERAGE) and best.dense < MIN_DENSE_ALONE:
+            log.info("abstain: too little of the question is in the best sentence")
             return self._abstain()
 
         phrase = self._phrase(q, best)
@@ -212,7 +236,8 @@ class ExtractiveAnswerer:
     def _score(self, question: str, q: Question, sentences: list[Sentence]) -> list[Sentence]:
         if not sentences:
             return []
-        qvec = np.asarray(self.embedder.embed_query(question))
+        # a quote question is matched on what the quote is about, not on "X said"
+        qvec = np.asarray(self.embedder.embed_query(q.topic if q.answer_type is AnswerType.QUOTE else question))
         for s, vec in zip(sentences, self._embed([s.text for s in sentences]), strict=True):
             s.dense = float(vec @ qvec)
             s.candidates = self._candidates(q, s)
@@ -221,6 +246,11 @@ class ExtractiveAnswerer:
             s.score = DENSE_WEIGHT * s.dense + COVERAGE_WEIGHT * s.coverage + (TYPE_BONUS if typed else 0.0)
             if _unrealized(q, s.text):
                 s.score -= UNREALIZED_PENALTY
+            if q.answer_type is AnswerType.QUOTE and q.names:
+                speaker = self.corpus.speaker(s)
+                if speaker:
+                    asked = {t for name in q.names for t in name}
+                    s.score += SPEAKER_BONUS if speaker & asked else -SPEAKER_BONUS
         return sorted(sentences, key=lambda s: s.score, reverse=True)
 
     def _embed(self, texts: list[str]) -> list[np.ndarray]:
@@ -231,9 +261,10 @@ class ExtractiveAnswerer:
         return [self._vectors[t] for t in texts]
 
     def _coverage(self, q: Question, s: Sentence) -> float:
-        """IDF-weighted share of the question's terms the sentence holds. A name counts once, found when any
-        of its words is in the text shortly before ("she", "he"); a word only in the sentence before gets half
-        credit; a word the text lacks gets partial credit for a near-synonym in the sentence ("prize" ~ "medal")."""
+        """IDF-weighted share of the question's terms the sentence holds. A name counts once: fully when any of
+        its words is in the sentence or the one before ("she", "he"), half when named a few sentences back. A
+        word only in the sentence before gets half credit; a word the text lacks gets partial credit for a
+        near-synonym in the sentence ("prize" ~ "medal")."""
         own_words = [w for w, _ in words(s.text)]
         own = {term(w) for w in own_words}
         window = {term(w) for w, _ in words(self.corpus.window(s))}
@@ -243,7 +274,10 @@ class ExtractiveAnswerer:
         for name in q.names:
             weight = max(self.corpus.idf(t) for t in name)
             total += weight
-            hit += weight if set(name) & context else 0.0
+            if set(name) & window:
+                hit += weight
+            elif set(name) & context:  # named a few sentences back: likely, not certainly, the one meant
+                hit += 0.5 * weight
         for t in q.terms:
             if t in name_terms or (t == q.type_word and s.candidates):
                 continue  # names are counted above; a typed candidate answers "which country"
@@ -264,7 +298,7 @@ class ExtractiveAnswerer:
         sentence_words = [w for w, _ in words(s.text)]
         return [
             t
-            for t in q.terms
+            for t in q.nouns
             if t not in name_terms
             and self.corpus.df.get(t, 0) == 0
             and not self._synonym_credit(q.surface.get(t, t), sentence_words)
@@ -283,7 +317,9 @@ class ExtractiveAnswerer:
         it names (a medal, a placing, a weekday, a number) is in the sentence's window, and an answer of the
         expected type is there."""
         context_terms = {term(w) for w, _ in words(self.corpus.context(s))}
-        if any(not set(name) & context_terms for name in q.names):
+        named = [bool(set(name) & context_terms) for name in q.names]
+        # a quote question needs its speaker nearby; what the quote is about may be a "him" or "her"
+        if q.names and not (any(named) if q.answer_type is AnswerType.QUOTE else all(named)):
             return False
         if q.names and q.answer_type is not AnswerType.PERSON and self._about_someone_else(q, s):
             return False
@@ -291,13 +327,20 @@ class ExtractiveAnswerer:
         if any(c not in window for c in q.closed):
             return False
         if q.answer_type is AnswerType.PERSON:
+            if q.roles and not self._holds_roles(q, s, window):
+                return False
             # "Who is Amber Glenn?" asks for a description, not another name.
-            return bool(s.candidates) or bool(q.names)
+            return bool(s.candidates) or q.describe
         if q.answer_type in PHRASE_TYPES:
             return bool(s.candidates)
         if q.answer_type is AnswerType.QUOTE:
             return self.corpus.in_quotation(s)
         return True
+
+    def _holds_roles(self, q: Question, s: Sentence, window: set[str]) -> bool:
+        """"Who is Gebre's coach?" needs a sentence that speaks of a coach (or a near-synonym)."""
+        sentence_words = [w for w, _ in words(s.text)]
+        return all(r in window or self._synonym_credit(q.surface.get(r, r), sentence_words) for r in q.roles)
 
     def _about_someone_else(self, q: Question, s: Sentence) -> bool:
         """The sentence names people, none of them the one asked about: "How old is Glenn?" is not answered
@@ -319,6 +362,7 @@ class ExtractiveAnswerer:
         finder = CANDIDATE_FINDERS.get(q.answer_type)
         if finder is None:
             return []
+        unit_ok = (lambda c: True) if not q.unit else (lambda c: bool(re.search(q.unit, c.text, re.IGNORECASE)))
         q_terms = set(q.terms) | {t for name in q.names for t in name}
         unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
         people = person_names(s.text, self.corpus.proper_nouns) if q.answer_type is not AnswerType.PERSON else []
@@ -329,6 +373,7 @@ class ExtractiveAnswerer:
             if not {term(w) for w, _ in words(c.text)} <= q_terms  # the question's own words are no answer
             and not any(a <= c.start < b for a, b in unrealized)  # "a good position to win gold" is no medal
             and not (asked and _nearest_person_is_other(c, people, asked))  # "Kiprop, 27" is not Wanjiru's age
+            and unit_ok(c)  # "how many miles" is not answered in hours
         ]
 
     def _phrase(self, q: Question, s: Sentence) -> str:
@@ -379,7 +424,10 @@ def _word_spans(text: str, predicate) -> list[Span]:
 
 def person_names(text: str, proper: set[str]) -> list[Span]:
     out = []
+    places = _locations(text, proper)
     for g in name_groups(text, proper):
+        if any(p.start < g.end and g.start < p.end for p in places):  # "won in Porto": a place, not a person
+            continue
         parts = [p.lower() for p in re.findall(r"[A-Za-z][\w.-]*", g.text)]
         if any(p in ORG_WORDS or p in COUNTRIES or p in DEMONYMS or p in WEEKDAYS or p in MONTHS for p in parts):
             # "American Alysa Liu": drop a leading nationality, keep the person
@@ -399,17 +447,32 @@ def _orgs(text: str, proper: set[str]) -> list[Span]:
     ]
 
 
-def _places(text: str, proper: set[str]) -> list[Span]:
+def _nationalities(text: str, proper: set[str]) -> list[Span]:
+    """Countries and nationality words: "Japan's Kaori Sakamoto", "American Alysa Liu"."""
     out = [g for g in name_groups(text, proper) if g.text.lower() in COUNTRIES or g.text.lower() in DEMONYMS]
-    for g in name_groups(text, proper):  # "American Alysa Liu": the nationality before a name
+    for g in name_groups(text, proper):
         first = g.text.split()[0]
         if " " in g.text and first.lower() in DEMONYMS:
             out.append(Span(first, g.start, g.start + len(first)))
-    for m in re.finditer(r"\b(?:in|at|from)\s+((?:[A-Z][\w-]+\s?)+)", text):
-        g = m.group(1).strip()
-        if g.lower() not in WEEKDAYS | MONTHS and g.split()[0].lower() in proper:
-            out.append(Span(g, m.start(1), m.start(1) + len(g)))
     return _dedupe(out)
+
+
+PLACE_AFTER = re.compile(r"\b(?:in|at|on|near|from|to|into|outside)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:(?:de|da|do|dos|das|del|la|le|of|the|y|von|van)\s+)?[A-Z][\w'-]*)*)")
+
+
+def _locations(text: str, proper: set[str]) -> list[Span]:
+    """Names after a place preposition: "in Porto", "on Avenida dos Aliados"."""
+    out = []
+    for m in PLACE_AFTER.finditer(text):
+        g = re.sub(r"^the\s+", "", m.group(1))
+        if g.split()[0].lower() not in WEEKDAYS | MONTHS | STOPWORDS and g.split()[0].lower() in proper:
+            start = m.end(1) - len(g)
+            out.append(Span(g, start, start + len(g)))
+    return out
+
+
+def _places(text: str, proper: set[str]) -> list[Span]:
+    return _dedupe(_locations(text, proper) + _nationalities(text, proper))
 
 
 NUMBER = r"(?:\d+(?:[.,:]\d+)*|" + "|".join(NUMBER_WORDS) + r")"
@@ -436,7 +499,7 @@ def _numbers(text: str, proper: set[str]) -> list[Span]:
 
 
 def _ages(text: str, proper: set[str]) -> list[Span]:
-    pattern = r"\b\d{1,3}-year-old\b|\baged \d{1,3}\b|(?<=, )\d{1,3}(?=,)|\b\d{1,3} years old\b"
+    pattern = r"\b\d{1,3}-year-old\b|\baged \d{1,3}\b|(?<=, )\d{1,3}(?=, )|\b\d{1,3} years old\b"
     return [Span(m.group(), m.start(), m.end()) for m in re.finditer(pattern, text)]
 
 
@@ -473,6 +536,7 @@ CANDIDATE_FINDERS = {
     AnswerType.PERSON: person_names,
     AnswerType.ORG: _orgs,
     AnswerType.PLACE: _places,
+    AnswerType.NATIONALITY: _nationalities,
     AnswerType.NUMBER: _numbers,
     AnswerType.AGE: _ages,
     AnswerType.TIME: _times,
@@ -502,7 +566,10 @@ def _nearest_person_is_other(candidate: Span, people: list[Span], asked: list[se
     others = [p for p in people if p.end <= candidate.start or p.start >= candidate.end]
     if not others:
         return False
-    nearest = min(others, key=lambda p: min(abs(candidate.start - p.end), abs(p.start - candidate.end)))
+    gap = lambda p: min(abs(candidate.start - p.end), abs(p.start - candidate.end))  # noqa: E731
+    nearest = min(others, key=gap)
+    if gap(nearest) > OWNER_GAP_CHARS:  # "the 24-year-old stopped, pulled Haldane's arm": not Haldane's age
+        return False
     return not any({term(w) for w, _ in words(nearest.text)} & a for a in asked)
 
 

@@ -201,7 +201,6 @@ NUMBER_WORDS = {
     "thousand": 1000,
     "million": 1_000_000,
     "dozen": 12,
-    "pair": 2,
 }
 ORDINALS = {
     "first",
@@ -405,13 +404,20 @@ def name_groups(text: str, proper_nouns: set[str]) -> list[Span]:
     groups: list[Span] = []
     current: list[tuple[str, int]] = []
     for w, pos in words(text) + [("", len(text))]:
+        if current and text[current[-1][1] + len(current[-1][0]) : pos].strip():
+            _close(text, current, groups)  # punctuation between two words ends a name: "Afterwards, Glenn"
         base = re.sub(r"['’]s$", "", w)
         if base and base[0].isupper() and base.lower() in proper_nouns:
             current.append((base, pos))
             if base == w:
-                continue  # a possessive ends the name: "Japan’s Kaori Sakamoto" is two names
-        if current:
-            start, last = current[0][1], current[-1]
-            groups.append(Span(text[start : last[1] + len(last[0])], start, last[1] + len(last[0])))
-            current = []
+                continue
+            # a possessive ends the name: "Japan’s Kaori Sakamoto" is two names
+        _close(text, current, groups)
     return groups
+
+
+def _close(text: str, current: list[tuple[str, int]], groups: list[Span]) -> None:
+    if current:
+        start, last = current[0][1], current[-1]
+        groups.append(Span(text[start : last[1] + len(last[0])], start, last[1] + len(last[0])))
+        current.clear()

@@ -24,6 +24,7 @@ class AnswerType(StrEnum):
     AGE = "age"
     TIME = "time"
     PLACE = "place"
+    NATIONALITY = "nationality"
     ORG = "organization"
     MEDAL = "medal"
     PLACING = "placing"
@@ -44,7 +45,7 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     (
         AnswerType.NUMBER,
         r"\bhow (?:many|much|long|far|fast|big)\b|\bby how\b|\bwhat (?:score|number|margin|"
-        r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b",
+        r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bhow (?:hot|cold|warm|heavy|tall)\b|\bwhat (?:was|is|were) (?:the|his|her|their) (?:\w+ )?(?:time|score|margin|total|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b",
     ),
     (AnswerType.TIME, r"^when\b|\b(?:what|which) (?:\w+ )?(?:day|date|year|month|time of)\b|\bon what\b"),
     (
@@ -60,9 +61,12 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
         r"app|website|outlet|site)\b|\b(?:skate|play|run|compete|race|ride)s? for\b",
     ),
     (
+        AnswerType.NATIONALITY,
+        r"\b(?:what|which) (?:country|nation|nationality)\b|^where (?:is|was|are|were|does|do|did) .* from\b|\bfrom which\b",
+    ),
+    (
         AnswerType.PLACE,
-        r"^where\b|\b(?:what|which) (?:country|nation|nationality|city|town|venue|state|region|"
-        r"place|location|continent)\b|\bwhat country\b|\bfrom which\b",
+        r"^where\b|\b(?:what|which) (?:city|town|venue|state|region|place|location|continent|street)\b",
     ),
     (
         AnswerType.PERSON,
@@ -94,6 +98,11 @@ class Question:
     closed: list[str] = field(default_factory=list)  # closed-class terms and numbers that must be matched
     surface: dict[str, str] = field(default_factory=dict)  # term → the word as written
     type_word: str | None = None  # the term naming what is asked for: "country" in "which country…"
+    unit: str | None = None  # a pattern the numeric answer must match: "how many miles" → miles
+    nouns: list[str] = field(default_factory=list)  # terms used as nouns ("the president", "many miles")
+    describe: bool = False  # "Who is Amber Glenn?": a description of the person is the answer
+    roles: list[str] = field(default_factory=list)  # "coach" in "Who is Gebre's coach?"
+    topic: str = ""  # the question without its question words and names: what it is about
     injection: bool = False
 
 
@@ -132,16 +141,65 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
     for country in COUNTRIES:  # multi-word countries: "South Korea"
         if " " in country and country in question.lower():
             closed.append(country)
+    kind = answer_type(question)
     return Question(
         text=question,
-        answer_type=answer_type(question),
-        terms=content_terms(question),
+        answer_type=kind,
+        terms=[t for t in content_terms(question) if not (kind is AnswerType.QUOTE and t in QUOTE_VERBS)],
         names=names,
         closed=closed,
         injection=bool(INJECTION.search(question)),
         surface={term(w): w for w, _ in tokens},
         type_word=_type_word(question),
+        unit=_unit(question),
+        nouns=[term(m.group(1)) for m in NOUN_AFTER.finditer(question)],
+        describe=bool(DESCRIBE.fullmatch(question)),
+        topic=_topic(question, names),
+        roles=[term(m.group(1)) for m in NOUN_AFTER.finditer(question)] if ROLE.match(question) else [],
     )
+
+
+# "Who is Amber Glenn?": the question is only a name, so a description of that person answers it.
+DESCRIBE = re.compile(r"\s*(?i:who)\s+(?i:is|was|are|were)\s+[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*\s*\??\s*")
+# "Who is Gebre's coach?", "Who was the runner-up…?": a role the answer must be said to hold.
+ROLE = re.compile(r"\s*who\s+(?:is|was|are|were)\s+(?:the\s|\w+['’]s\s)", re.IGNORECASE)
+# A word after a determiner, a possessive or a quantity is a noun: "the president", "Gebre's coach".
+NOUN_AFTER = re.compile(r"\b(?:the|a|an|his|her|its|their|my|your|our|many|much|'s|’s)\s+(?:\w+\s+)?([a-z]\w+)\b")
+UNITS = {
+    "money": r"[$€£]|\b(?:euros?|dollars?|pounds?|yen|francs?|cents?)\b",
+    "time": r"\b(?:hours?|minutes?|seconds?|days?|weeks?|months?|years?)\b|\d+:\d+",
+    "distance": r"\b(?:metres?|meters?|kilometres?|kilometers?|km|miles?|yards?|feet|foot|m)\b",
+    "temperature": r"°|\bdegrees?\b",
+}
+
+
+def _unit(question: str) -> str | None:
+    """What a numeric answer must be measured in, when the question says so."""
+    q = question.lower()
+    if re.search(r"\bhow much\b.*\b(?:money|cash|prize|pay|paid|earn|cost|worth|get)\b|\bprize money\b", q):
+        return UNITS["money"]
+    if re.search(r"\bhow (?:hot|cold|warm)\b|\btemperature\b", q):
+        return UNITS["temperature"]
+    if re.search(r"\bhow far\b|\bdistance\b", q):
+        return UNITS["distance"]
+    if re.search(r"\bhow long\b|\bwhat (?:was|is) (?:the|his|her|their) (?:\w+ )?time\b", q):
+        return UNITS["time"]
+    m = re.search(r"\bhow many (\w+)", q)
+    if m and m.group(1) not in {"times", "of", "people"}:
+        word = re.escape(m.group(1).rstrip("s"))
+        return rf"\b{word}"
+    return None
+
+
+QUOTE_VERBS = {term(w) for w in ("say", "said", "describe", "described", "comment", "react", "respond", "tell", "told",
+                                  "put", "words", "quote", "explain", "write", "wrote", "post", "reaction", "response")}
+
+
+def _topic(question: str, names: list[list[str]]) -> str:
+    name_terms = {t for name in names for t in name}
+    kept = [w for w, _ in words(question) if term(re.sub(r"['’]s$", "", w)) not in name_terms
+            and term(w) not in QUOTE_VERBS and w.lower() not in {"what", "did", "does", "do", "how", "about"}]
+    return " ".join(kept) or question
 
 
 AUXILIARIES = {"is", "was", "are", "were", "did", "does", "do", "has", "had", "can", "could", "will", "would", "the"}
