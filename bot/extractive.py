@@ -26,7 +26,7 @@ from bot.language import (
     term,
     words,
 )
-from bot.question import AnswerType, Question, analyse
+from bot.question import GENDERS, UNITS, AnswerType, Question, analyse
 from bot.retrieval import Passage
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,10 @@ class ExtractiveAnswerer:
             log.info("abstain: the documents never use %s", self._unknown_terms(q, best))
             return self._abstain()
         typed = q.answer_type in PHRASE_TYPES and bool(best.candidates)
-        if best.coverage < (MIN_COVERAGE_TYPED if typed else MIN_COVERAGE) and best.dense < MIN_DENSE_ALONE:
+        needed = MIN_COVERAGE_TYPED if typed else MIN_COVERAGE
+        if typed and q.unit:  # "how hot…" answered by "27 degrees": the unit already shows it is the answer
+            needed = 0.0
+        if best.coverage < needed and best.dense < MIN_DENSE_ALONE:
             log.info("abstain: too little of the question is in the best sentence")
             return self._abstain()
 
@@ -300,6 +303,7 @@ class ExtractiveAnswerer:
             t
             for t in q.nouns
             if t not in name_terms
+            and not (t == q.type_word and s.candidates)
             and self.corpus.df.get(t, 0) == 0
             and not self._synonym_credit(q.surface.get(t, t), sentence_words)
         ]
@@ -326,6 +330,10 @@ class ExtractiveAnswerer:
         window = _realized_terms(self.corpus.window(s))
         if any(c not in window for c in q.closed):
             return False
+        for g in q.genders:  # "the men's race" is not answered by a sentence about "the women's race"
+            others = GENDERS - {g}
+            if g not in context_terms or (others & window and g not in window):
+                return False
         if q.answer_type is AnswerType.PERSON:
             if q.roles and not self._holds_roles(q, s, window):
                 return False
@@ -333,19 +341,27 @@ class ExtractiveAnswerer:
             return bool(s.candidates) or q.describe
         if q.answer_type in PHRASE_TYPES:
             return bool(s.candidates)
+        if q.type_word and not self._holds_roles(q, s, window, [q.type_word]):
+            return False  # "Which jumps did she miss?" needs a sentence that speaks of jumps
         if q.answer_type is AnswerType.QUOTE:
             return self.corpus.in_quotation(s)
         return True
 
-    def _holds_roles(self, q: Question, s: Sentence, window: set[str]) -> bool:
-        """"Who is Gebre's coach?" needs a sentence that speaks of a coach (or a near-synonym)."""
+    def _holds_roles(self, q: Question, s: Sentence, window: set[str], roles: list[str] | None = None) -> bool:
+        """ "Who is Gebre's coach?" needs a sentence that speaks of a coach (or a near-synonym)."""
         sentence_words = [w for w, _ in words(s.text)]
-        return all(r in window or self._synonym_credit(q.surface.get(r, r), sentence_words) for r in q.roles)
+        return all(
+            r in window or self._synonym_credit(q.surface.get(r, r), sentence_words) for r in (roles or q.roles)
+        )
 
     def _about_someone_else(self, q: Question, s: Sentence) -> bool:
         """The sentence names people, none of them the one asked about: "How old is Glenn?" is not answered
         by "25-year-old Sakamoto…"."""
-        people = [{term(w) for w, _ in words(p.text)} for p in person_names(s.text, self.corpus.proper_nouns)]
+        people = [
+            {term(w) for w, _ in words(p.text)}
+            for p in person_names(s.text, self.corpus.proper_nouns)
+            if not re.match(r"['’]s\b", s.text[p.end :])  # "pulled Haldane's arm" is not about Haldane
+        ]
         asked = [set(name) for name in q.names]
         return bool(people) and not any(p & a for p in people for a in asked)
 
@@ -364,6 +380,8 @@ class ExtractiveAnswerer:
             return []
         unit_ok = (lambda c: True) if not q.unit else (lambda c: bool(re.search(q.unit, c.text, re.IGNORECASE)))
         q_terms = set(q.terms) | {t for name in q.names for t in name}
+        name_terms = {t for name in q.names for t in name}
+        time_ok = q.unit == UNITS["time"]
         unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
         people = person_names(s.text, self.corpus.proper_nouns) if q.answer_type is not AnswerType.PERSON else []
         asked = [set(name) for name in q.names]
@@ -371,6 +389,8 @@ class ExtractiveAnswerer:
             c
             for c in finder(s.text, self.corpus.proper_nouns)
             if not {term(w) for w, _ in words(c.text)} <= q_terms  # the question's own words are no answer
+            and not (q.answer_type is AnswerType.PERSON and {term(w) for w, _ in words(c.text)} & name_terms)
+            and (time_ok or not re.match(r"\s+ago\b", s.text[c.end :]))  # "two days ago" says when, not how many
             and not any(a <= c.start < b for a, b in unrealized)  # "a good position to win gold" is no medal
             and not (asked and _nearest_person_is_other(c, people, asked))  # "Kiprop, 27" is not Wanjiru's age
             and unit_ok(c)  # "how many miles" is not answered in hours

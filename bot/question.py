@@ -45,7 +45,8 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     (
         AnswerType.NUMBER,
         r"\bhow (?:many|much|long|far|fast|big)\b|\bby how\b|\bwhat (?:score|number|margin|"
-        r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bhow (?:hot|cold|warm|heavy|tall)\b|\bwhat (?:was|is|were) (?:the|his|her|their) (?:\w+ )?(?:time|score|margin|total|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b",
+        r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bhow (?:hot|cold|warm|heavy|tall)\b|\bwhat (?:was|is|were) (?:the|his|her|their) (?:\w+ )?(?:time|score|margin|total|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b"
+        r"|\bwhat (?:was|is|were) \w+(?: \w+)?['’]s (?:\w+ )?(?:score|time|margin|total)\b",
     ),
     (AnswerType.TIME, r"^when\b|\b(?:what|which) (?:\w+ )?(?:day|date|year|month|time of)\b|\bon what\b"),
     (
@@ -86,6 +87,7 @@ INJECTION = re.compile(
 )
 
 # Closed classes: a question naming one member is not answered by a sentence about another.
+GENDERS = {term(w) for w in ("men", "women")}  # "man", "woman" once lemmatized
 CLOSED_CLASS = MEDALS | ORDINALS | WEEKDAYS | MONTHS | set(NUMBER_WORDS) | set(COUNTRIES) | set(DEMONYMS)
 
 
@@ -103,6 +105,7 @@ class Question:
     describe: bool = False  # "Who is Amber Glenn?": a description of the person is the answer
     roles: list[str] = field(default_factory=list)  # "coach" in "Who is Gebre's coach?"
     topic: str = ""  # the question without its question words and names: what it is about
+    genders: list[str] = field(default_factory=list)  # "men's", "women's": which of two events is meant
     injection: bool = False
 
 
@@ -152,10 +155,11 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         surface={term(w): w for w, _ in tokens},
         type_word=_type_word(question),
         unit=_unit(question),
-        nouns=[term(m.group(1)) for m in NOUN_AFTER.finditer(question)],
+        nouns=[term(m.group(1) or m.group(2)) for m in NOUN_AFTER.finditer(question)],
         describe=bool(DESCRIBE.fullmatch(question)),
         topic=_topic(question, names),
-        roles=[term(m.group(1)) for m in NOUN_AFTER.finditer(question)] if ROLE.match(question) else [],
+        genders=[t for t in {term(w) for w, _ in tokens} if t in GENDERS],
+        roles=[term(m.group(1) or m.group(2)) for m in NOUN_AFTER.finditer(question)] if ROLE.match(question) else [],
     )
 
 
@@ -164,7 +168,10 @@ DESCRIBE = re.compile(r"\s*(?i:who)\s+(?i:is|was|are|were)\s+[A-Z][\w'’-]*(?:\
 # "Who is Gebre's coach?", "Who was the runner-up…?": a role the answer must be said to hold.
 ROLE = re.compile(r"\s*who\s+(?:is|was|are|were)\s+(?:the\s|\w+['’]s\s)", re.IGNORECASE)
 # A word after a determiner, a possessive or a quantity is a noun: "the president", "Gebre's coach".
-NOUN_AFTER = re.compile(r"\b(?:the|a|an|his|her|its|their|my|your|our|many|much|'s|’s)\s+(?:\w+\s+)?([a-z]\w+)\b")
+NOUN_AFTER = re.compile(
+    r"\b(?:the|a|an|his|her|its|their|my|your|our|many|much|'s|’s)\s+(?:\w+\s+)?([a-z]\w+)\b"
+    r"|\b(?:[Ww]hat|[Ww]hich)\s+([a-z]\w+)\s+(?:did|does|do|is|was|are|were|has|had)\b"
+)
 UNITS = {
     "money": r"[$€£]|\b(?:euros?|dollars?|pounds?|yen|francs?|cents?)\b",
     "time": r"\b(?:hours?|minutes?|seconds?|days?|weeks?|months?|years?)\b|\d+:\d+",
@@ -206,8 +213,12 @@ AUXILIARIES = {"is", "was", "are", "were", "did", "does", "do", "has", "had", "c
 
 
 def _type_word(question: str) -> str | None:
-    """ "Which country…", "what medal…", "how old…": the word that names the kind of answer wanted."""
-    m = re.search(r"\b(?:what|which|how)\s+(\w+)", question, re.IGNORECASE)
+    """ "Which country did…", "what music does…", "how hot…": the word that names the kind of answer wanted."""
+    how = re.search(r"\bhow\s+(hot|cold|warm|far|long|old|tall|heavy|fast|big)\b", question, re.IGNORECASE)
+    if how:
+        return term(how.group(1))
+    m = re.search(r"\b(?:what|which)\s+(\w+)\s+(?:did|does|do|is|was|are|were|has|had|will|can|could)\b",
+                  question, re.IGNORECASE)
     if not m or m.group(1).lower() in AUXILIARIES:
         return None
     return term(m.group(1))
