@@ -152,14 +152,19 @@ def respond(bot: ServedBot, messages: list[dict]) -> Iterator[list[dict]]:
 def build_chat(bot: ServedBot) -> gr.Blocks:
     """The chat UI as a Blocks app (mounted at `/` by ui.server)."""
 
-    def add_question(text: str, messages: list[dict]) -> tuple[str, list[dict]]:
+    def add_question(text: str, messages: list[dict]) -> tuple[gr.Textbox, list[dict]]:
+        """Show the question at once and lock the box until its answer is in (a second question meanwhile
+        would be overwritten by the streaming answer)."""
         text = (text or "").strip()
         if not text:
-            return "", messages
-        return "", [*messages, {"role": "user", "content": text}]
+            return gr.Textbox(value=""), messages
+        return gr.Textbox(value="", interactive=False), [*messages, {"role": "user", "content": text}]
 
-    def add_example(messages: list[dict], evt: gr.SelectData) -> list[dict]:
-        return [*messages, {"role": "user", "content": evt.value["text"]}]
+    def add_example(messages: list[dict], evt: gr.SelectData) -> tuple[gr.Textbox, list[dict]]:
+        return gr.Textbox(interactive=False), [*messages, {"role": "user", "content": evt.value["text"]}]
+
+    def unlock() -> gr.Textbox:
+        return gr.Textbox(interactive=True)
 
     def answer_last(messages: list[dict]) -> Iterator[list[dict]]:
         yield from respond(bot, messages)
@@ -194,12 +199,21 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
             )
 
         private = {"api_visibility": "private"}
-        box.submit(add_question, [box, chatbot], [box, chatbot], queue=False, **private).then(
-            answer_last, chatbot, chatbot, show_progress="minimal", **private
+        answering = []
+        for asked in (
+            box.submit(add_question, [box, chatbot], [box, chatbot], queue=False, **private),
+            chatbot.example_select(add_example, chatbot, [box, chatbot], queue=False, **private),
+        ):
+            answer = asked.then(answer_last, chatbot, chatbot, show_progress="minimal", **private)
+            answer.then(unlock, None, box, queue=False, **private)
+            answering.append(answer)
+        clear.click(
+            lambda: ([], gr.Textbox(value="", interactive=True)),
+            None,
+            [chatbot, box],
+            cancels=answering,
+            queue=False,
+            **private,
         )
-        chatbot.example_select(add_example, chatbot, chatbot, queue=False, **private).then(
-            answer_last, chatbot, chatbot, show_progress="minimal", **private
-        )
-        clear.click(lambda: ([], ""), None, [chatbot, box], queue=False, **private)
     demo.queue(default_concurrency_limit=8)
     return demo
