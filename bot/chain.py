@@ -1,4 +1,5 @@
-"""The answering chain as one LCEL expression: condense_question | retrieve | answer | cite."""
+"""The answering chain as one LCEL expression: condense_question | retrieve | answer | cite, where with an LLM
+configured the answer step is itself `extractive | generate | guard`."""
 
 import time
 from collections.abc import Callable
@@ -49,11 +50,27 @@ def build_chain(
     condense_question: Callable[[dict], str],
     retrieve: Callable[[str], list],
     answer: Callable[[str, list], Draft],
+    generate: Callable[[str, list], Any] | None = None,
+    guard: Callable[[dict], dict] | None = None,
 ) -> Runnable:
-    """Input: {"question", "history", "timings_ms": {}}. Output: an Answer."""
+    """Input: {"question", "history", "timings_ms": {}}. Output: an Answer.
+
+    With `generate` (an LLM) and `guard`, the extractive draft is still made first: it is the abstention signal
+    and the fallback; the LLM then writes from the same passages and the guard decides which draft is cited."""
+    answer_step = RunnablePassthrough.assign(
+        draft=timed("answer", lambda s: answer(s["standalone_question"], s["passages"]))
+    )
+    if generate is not None and guard is not None:
+        answer_step = (
+            answer_step
+            | RunnablePassthrough.assign(
+                generation=timed("generate", lambda s: generate(s["standalone_question"], s["passages"]))
+            )
+            | timed("guard", guard)
+        )
     return (
         RunnablePassthrough.assign(standalone_question=timed("condense", condense_question))
         | RunnablePassthrough.assign(passages=timed("retrieve", lambda s: retrieve(s["standalone_question"])))
-        | RunnablePassthrough.assign(draft=timed("answer", lambda s: answer(s["standalone_question"], s["passages"])))
+        | answer_step
         | RunnableLambda(cite, name="cite")
     )

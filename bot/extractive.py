@@ -510,10 +510,8 @@ def _numbers(text: str, proper: set[str]) -> list[Span]:
             span = span.rsplit(None, 1)[0]
         if re.match(r"-year-old", text[m.start() + len(span) :]):
             continue  # an age is no score or count
-        if span.lower() in {"a", "one"} or re.search(
-            rf"{NUMBER}\s+(?:days?|weeks?|months?|years?)\s+ago", text[m.start() :]
-        ):
-            continue  # "two days ago" says when, not how many
+        if span.lower() in {"a", "one"}:
+            continue
         out.append(Span(span, m.start(), m.start() + len(span)))
     return out
 

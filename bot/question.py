@@ -11,6 +11,7 @@ from bot.language import (
     MONTHS,
     NUMBER_WORDS,
     ORDINALS,
+    STOPWORDS,
     WEEKDAYS,
     content_terms,
     term,
@@ -155,11 +156,13 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         surface={term(w): w for w, _ in tokens},
         type_word=_type_word(question),
         unit=_unit(question),
-        nouns=[term(m.group(1) or m.group(2)) for m in NOUN_AFTER.finditer(question)],
+        nouns=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS],
         describe=bool(DESCRIBE.fullmatch(question)),
         topic=_topic(question, names),
         genders=[t for t in {term(w) for w, _ in tokens} if t in GENDERS],
-        roles=[term(m.group(1) or m.group(2)) for m in NOUN_AFTER.finditer(question)] if ROLE.match(question) else [],
+        roles=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS]
+        if ROLE.match(question)
+        else [],
     )
 
 
@@ -169,9 +172,10 @@ DESCRIBE = re.compile(r"\s*(?i:who)\s+(?i:is|was|are|were)\s+[A-Z][\w'’-]*(?:\
 ROLE = re.compile(r"\s*who\s+(?:is|was|are|were)\s+(?:the\s|\w+['’]s\s)", re.IGNORECASE)
 # A word after a determiner, a possessive or a quantity is a noun: "the president", "Gebre's coach".
 NOUN_AFTER = re.compile(
-    r"\b(?:the|a|an|his|her|its|their|my|your|our|many|much|'s|’s)\s+(?:\w+\s+)?([a-z]\w+)\b"
+    r"(?:\b(?:the|a|an|his|her|its|their|my|your|our|many|much)|'s|’s)\s+([a-z]\w+)\b(?:\s+([a-z]\w+)\b)?"
     r"|\b(?:[Ww]hat|[Ww]hich)\s+([a-z]\w+)\s+(?:did|does|do|is|was|are|were|has|had)\b"
 )
+STOP_NOUNS = STOPWORDS | {"did", "does", "do", "is", "was", "are", "were", "has", "had", "be", "been"}
 UNITS = {
     "money": r"[$€£]|\b(?:euros?|dollars?|pounds?|yen|francs?|cents?)\b",
     "time": r"\b(?:hours?|minutes?|seconds?|days?|weeks?|months?|years?)\b|\d+:\d+",

@@ -75,13 +75,23 @@ class EventBot:
             raise
         except Exception as exc:
             raise StoreUnavailableError(f"cannot open the index: {exc}") from exc
+        generate = None
+        if settings.llm != "none":  # the LLM loads here, once per bot; a bad setting raises LLMSetupError
+            from bot.generative import load_generator
+
+            generate = load_generator(settings)
         embedder = shared_embedder()
         self.store = open_store(client, settings.collection, embedder)
         self.retriever = Retriever(self.store, embedder, k=settings.top_k, mode=settings.retriever)
         if not self.retriever.chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
         self.answerer = ExtractiveAnswerer(embedder, self.retriever.chunks)
-        self.chain = build_chain(self._condense, self.retriever, self.answerer)
+        guard = None
+        if generate is not None:  # the LLM's answer is checked against the same documents' sentences
+            from bot.guard import Guard
+
+            guard = Guard(self.answerer.corpus.sentences_in)
+        self.chain = build_chain(self._condense, self.retriever, self.answerer, generate, guard)
         log.info("bot ready in %.1fs", time.perf_counter() - started)
 
     def check_question(self, question: str, history: list[Turn] | None = None) -> str:
