@@ -160,8 +160,11 @@ class Corpus:
         start = text.rfind("\n", 0, s.span.start) + 1
         end = text.find("\n", s.span.end)
         paragraph = text[start : end if end >= 0 else len(text)]
-        m = re.search(r"[”\"’',]\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
-                      r"|\b(?:said|says|added)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", paragraph)
+        m = re.search(
+            r"[”\"’',]\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
+            r"|\b(?:said|says|added)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)",
+            paragraph,
+        )
         if not m:
             return set()
         return {term(w) for w, _ in words(m.group(1) or m.group(2))}
@@ -201,9 +204,16 @@ class ExtractiveAnswerer:
             log.info("abstain: no sentence passes the checks for a %s question", q.answer_type.value)
             return self._abstain()
         best = supported[0]
-        log.info("best (%s) dense=%.2f coverage=%.2f candidates=%s: %s", q.answer_type.value, best.dense,
-                 best.coverage, [c.text for c in best.candidates], best.text)
-        if best.dense < MIN_DENSE_ALONE and self._unknown_terms(q, best):
+        log.info(
+            "best (%s) dense=%.2f coverage=%.2f candidates=%s: %s",
+            q.answer_type.value,
+            best.dense,
+            best.coverage,
+            [c.text for c in best.candidates],
+            best.text,
+        )
+        # (quote questions paraphrase what was said: "the end of her career" for "how my story ends")
+        if q.answer_type is not AnswerType.QUOTE and best.dense < MIN_DENSE_ALONE and self._unknown_terms(q, best):
             log.info("abstain: the documents never use %s", self._unknown_terms(q, best))
             return self._abstain()
         typed = q.answer_type in PHRASE_TYPES and bool(best.candidates)
@@ -274,6 +284,9 @@ class ExtractiveAnswerer:
         context = {term(w) for w, _ in words(self.corpus.context(s))}
         name_terms = {t for name in q.names for t in name}
         total = hit = 0.0
+        # a word the documents never use weighs like an average word of the question, not like the rarest
+        known = [self.corpus.idf(t) for t in q.terms if self.corpus.df.get(t)]
+        known_weight = sum(known) / len(known) if known else 1.0
         for name in q.names:
             weight = max(self.corpus.idf(t) for t in name)
             total += weight
@@ -284,7 +297,7 @@ class ExtractiveAnswerer:
         for t in q.terms:
             if t in name_terms or (t == q.type_word and s.candidates):
                 continue  # names are counted above; a typed candidate answers "which country"
-            weight = self.corpus.idf(t)
+            weight = self.corpus.idf(t) if self.corpus.df.get(t) or t in q.nouns else known_weight
             total += weight
             if t in own:
                 hit += weight
@@ -350,9 +363,7 @@ class ExtractiveAnswerer:
     def _holds_roles(self, q: Question, s: Sentence, window: set[str], roles: list[str] | None = None) -> bool:
         """ "Who is Gebre's coach?" needs a sentence that speaks of a coach (or a near-synonym)."""
         sentence_words = [w for w, _ in words(s.text)]
-        return all(
-            r in window or self._synonym_credit(q.surface.get(r, r), sentence_words) for r in (roles or q.roles)
-        )
+        return all(r in window or self._synonym_credit(q.surface.get(r, r), sentence_words) for r in (roles or q.roles))
 
     def _about_someone_else(self, q: Question, s: Sentence) -> bool:
         """The sentence names people, none of them the one asked about: "How old is Glenn?" is not answered
@@ -477,7 +488,9 @@ def _nationalities(text: str, proper: set[str]) -> list[Span]:
     return _dedupe(out)
 
 
-PLACE_AFTER = re.compile(r"\b(?:in|at|on|near|from|to|into|outside)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:(?:de|da|do|dos|das|del|la|le|of|the|y|von|van)\s+)?[A-Z][\w'-]*)*)")
+PLACE_AFTER = re.compile(
+    r"\b(?:in|at|on|near|from|to|into|outside)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:(?:de|da|do|dos|das|del|la|le|of|the|y|von|van)\s+)?[A-Z][\w'-]*)*)"
+)
 
 
 def _locations(text: str, proper: set[str]) -> list[Span]:

@@ -29,7 +29,10 @@ log = logging.getLogger(__name__)
 MAX_QUOTE_SENTENCES = 3  # a quote may grow to this many adjacent sentences to hold all of an answer's facts
 
 # "[1]", "[1, 3]", "[Document 2]", "[doc 2; 3]"
-MARKER = re.compile(r"\[\s*(?:(?:document|doc|passage|source)\s*)?\d+(?:\s*[,;]\s*(?:(?:document|doc|passage|source)\s*)?\d+)*\s*\]", re.IGNORECASE)
+MARKER = re.compile(
+    r"\[\s*(?:(?:document|doc|passage|source)\s*)?\d+(?:\s*[,;]\s*(?:(?:document|doc|passage|source)\s*)?\d+)*\s*\]",
+    re.IGNORECASE,
+)
 NOT_IN_DOCUMENTS = re.compile(
     r"\bnot (?:in|found in|contained in|mentioned in) (?:the |these |any )?(?:documents?|passages?|articles?|texts?)\b"
     r"|\b(?:documents?|passages?|articles?|texts?)\s+(?:do(?:es)?\s+not|don['’]t|doesn['’]t)\s+"
@@ -40,7 +43,20 @@ NOT_IN_DOCUMENTS = re.compile(
 )
 ORDINAL_VALUES = dict(
     zip(
-        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split(),
+        [
+            "first",
+            "second",
+            "third",
+            "fourth",
+            "fifth",
+            "sixth",
+            "seventh",
+            "eighth",
+            "ninth",
+            "tenth",
+            "eleventh",
+            "twelfth",
+        ],
         range(1, 13),
         strict=True,
     )
@@ -265,7 +281,13 @@ def quote(
     no whole sentence."""
     sentences = sentences_in(passage)
     if not sentences:
-        return Sentence(passage.path, passage.source, Span(passage.text, passage.start, passage.start + len(passage.text)), -1, passage.chunk_id)
+        return Sentence(
+            passage.path,
+            passage.source,
+            Span(passage.text, passage.start, passage.start + len(passage.text)),
+            -1,
+            passage.chunk_id,
+        )
     answer_words = {w.lower() for w in WORD.findall(words) if len(w) > 3}
 
     def held(s: Sentence) -> list[int]:

@@ -202,14 +202,40 @@ def _unit(question: str) -> str | None:
     return None
 
 
-QUOTE_VERBS = {term(w) for w in ("say", "said", "describe", "described", "comment", "react", "respond", "tell", "told",
-                                  "put", "words", "quote", "explain", "write", "wrote", "post", "reaction", "response")}
+QUOTE_VERBS = {
+    term(w)
+    for w in (
+        "say",
+        "said",
+        "describe",
+        "described",
+        "comment",
+        "react",
+        "respond",
+        "tell",
+        "told",
+        "put",
+        "words",
+        "quote",
+        "explain",
+        "write",
+        "wrote",
+        "post",
+        "reaction",
+        "response",
+    )
+}
 
 
 def _topic(question: str, names: list[list[str]]) -> str:
     name_terms = {t for name in names for t in name}
-    kept = [w for w, _ in words(question) if term(re.sub(r"['’]s$", "", w)) not in name_terms
-            and term(w) not in QUOTE_VERBS and w.lower() not in {"what", "did", "does", "do", "how", "about"}]
+    kept = [
+        w
+        for w, _ in words(question)
+        if term(re.sub(r"['’]s$", "", w)) not in name_terms
+        and term(w) not in QUOTE_VERBS
+        and w.lower() not in {"what", "did", "does", "do", "how", "about"}
+    ]
     return " ".join(kept) or question
 
 
@@ -221,8 +247,9 @@ def _type_word(question: str) -> str | None:
     how = re.search(r"\bhow\s+(hot|cold|warm|far|long|old|tall|heavy|fast|big)\b", question, re.IGNORECASE)
     if how:
         return term(how.group(1))
-    m = re.search(r"\b(?:what|which)\s+(\w+)\s+(?:did|does|do|is|was|are|were|has|had|will|can|could)\b",
-                  question, re.IGNORECASE)
+    m = re.search(
+        r"\b(?:what|which)\s+(\w+)\s+(?:did|does|do|is|was|are|were|has|had|will|can|could)\b", question, re.IGNORECASE
+    )
     if not m or m.group(1).lower() in AUXILIARIES:
         return None
     return term(m.group(1))
