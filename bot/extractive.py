@@ -515,7 +515,9 @@ def _numbers(text: str, proper: set[str]) -> list[Span]:
     """A number with the unit after it: "1.91 points", "2 hours, 8 minutes and 41 seconds", "$50,000"."""
     out = []
     unit = r"(?:\s*(?:%|°C|°F|[a-z]+(?:-[a-z]+)*))?"
-    pattern = rf"[$€£]?\b{NUMBER}\b{unit}(?:(?:,|\s+and)?\s+{NUMBER}\b{unit})*"
+    clock = r"(?:hours?|minutes?|seconds?)"  # "2 hours, 8 minutes and 41 seconds" is one quantity
+    compound = rf"\b{NUMBER}\s+{clock}(?:(?:,|\s+and)?\s+{NUMBER}\s+{clock}\b)+"
+    pattern = rf"{compound}|[$€£]?\b{NUMBER}\b{unit}"
     for m in re.finditer(pattern, text, re.IGNORECASE):
         span = m.group().strip()
         last = span.split()[-1].lower() if span.split() else ""

@@ -126,10 +126,15 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
     tokens = words(question)
     names: list[list[str]] = []
     current: list[str] = []
-    for i, (w, _) in enumerate(tokens):
+    for i, (w, pos) in enumerate(tokens):
         base = re.sub(r"['’]s$", "", w)
         lower = base.lower()
-        is_name = lower in proper_nouns or (i > 0 and base[:1].isupper() and lower not in _COMMON_CAPS)
+        # a capitalized word the documents never use is a name they lack ("France"), unless it follows an
+        # article or adjective like a common noun does ("the last Games")
+        after_article = bool(re.search(r"\b(?:the|a|an|last|next|previous)\s+$", question[:pos], re.IGNORECASE))
+        is_name = lower in proper_nouns or (
+            i > 0 and base[:1].isupper() and lower not in _COMMON_CAPS and not after_article
+        )
         if is_name and lower not in CLOSED_CLASS:
             current.append(term(base))
             if base != w:  # a possessive ends the name: "Japan's Kaori"

@@ -10,7 +10,7 @@ import Stemmer
 from langchain_chroma import Chroma
 from langchain_core.embeddings import Embeddings
 
-from index.store import all_chunks
+from index.store import StoreUnavailableError, all_chunks
 
 log = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
@@ -51,6 +51,12 @@ class Retriever:
     def __call__(self, question: str) -> list[Passage]:
         if not self.chunks:
             return []
+        try:
+            return self._retrieve(question)
+        except Exception as exc:  # the store went away under us (server down, folder deleted)
+            raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
+
+    def _retrieve(self, question: str) -> list[Passage]:
         query_vec = np.asarray(self.embedder.embed_query(question))
         pool = min(len(self.chunks), max(3 * self.k, 10))
         dense = self.store.similarity_search_by_vector_with_relevance_scores(query_vec.tolist(), k=pool)

@@ -20,6 +20,9 @@ from index.store import IndexReport, StoreUnavailableError, collection_exists, i
 log = logging.getLogger(__name__)
 
 
+HISTORY_MESSAGE_FACTOR = 4  # a history message may be this many times as long as a question
+
+
 class QuestionError(ValueError):
     """The question (or its history) is not something we can answer: empty, too long, malformed."""
 
@@ -54,6 +57,10 @@ def check_question(settings: Settings, question: str, history: list[Turn] | None
         )
     if history and len(history) > settings.max_history_messages:
         raise QuestionError(f"the history has {len(history)} messages; the limit is {settings.max_history_messages}")
+    limit = HISTORY_MESSAGE_FACTOR * settings.max_question_chars  # answers run longer than questions
+    for i, turn in enumerate(history or [], 1):
+        if len(turn.content) > limit:
+            raise QuestionError(f"history message {i} is {len(turn.content)} characters long; the limit is {limit}")
     return question
 
 
@@ -100,6 +107,11 @@ class EventBot:
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
         question = self.check_question(question, history)
         return self.chain.invoke({"question": question, "history": history or [], "timings_ms": {}})
+
+    def documents(self) -> list[tuple[str, str]]:
+        """(source, title) of each indexed document, as loaded at start-up."""
+        found = {c.metadata["source"]: c.metadata.get("title") or c.metadata["source"] for c in self.retriever.chunks}
+        return sorted(found.items())
 
     def stats(self) -> dict:
         """Documents and chunks in the store; raises StoreUnavailableError when it cannot be read."""

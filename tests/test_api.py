@@ -332,7 +332,6 @@ def test_unreadable_store_makes_healthz_503(broken_store_url):
     assert r.status_code == 503 and "index" in r.json()["detail"]
 
 
-@pytest.mark.xfail(reason="bot.ask lets the store's own error through instead of StoreUnavailableError", strict=False)
 def test_unreadable_store_makes_ask_503(broken_store_url):
     r = httpx.post(f"{broken_store_url}/api/ask", json={"question": GOLD}, timeout=60)
     assert r.status_code == 503 and "detail" in r.json()

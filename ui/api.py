@@ -22,6 +22,9 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+# Swagger UI and ReDoc served from the package instead of a CDN, so /docs works offline
+from fastapi_offline import FastAPIOffline as DocumentedFastAPI
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -30,13 +33,7 @@ from bot.service import EventBot, QuestionError
 from bot.settings import Settings
 from index.store import StoreUnavailableError
 
-try:  # Swagger UI and ReDoc served from the package instead of a CDN, so /docs works offline
-    from fastapi_offline import FastAPIOffline as DocumentedFastAPI
-except ImportError:  # pragma: no cover - FastAPI's own /docs, which loads Swagger UI from a CDN
-    DocumentedFastAPI = FastAPI
-
 MODEL_ID = "eventbot"
-HISTORY_MESSAGE_FACTOR = 4  # a history message may be this many times as long as a question (answers run longer)
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"description": "Missing or wrong API key (only when `EVENTBOT_API_KEY` is set)"},
@@ -66,25 +63,13 @@ class ServedBot:
             return self.bot.ask(question, history)
 
     def check(self, question: str, history: list[Turn] | None = None) -> None:
-        """The bot's own checks, plus a bound on each history message: the bot limits how many there are, and
-        one huge message would otherwise make an answer take seconds."""
         self.bot.check_question(question, history)
-        limit = HISTORY_MESSAGE_FACTOR * self.settings.max_question_chars
-        for i, turn in enumerate(history or [], 1):
-            if len(turn.content) > limit:
-                raise QuestionError(f"history message {i} is {len(turn.content)} characters long; the limit is {limit}")
 
     def stats(self) -> dict:
         return self.bot.stats()  # a read of the store: no need to wait for an answer being computed
 
     def documents(self) -> list[tuple[str, str]]:
-        """(source, title) of each indexed document, from the chunks the retriever loaded at start-up."""
-        chunks = getattr(getattr(self.bot, "retriever", None), "chunks", None) or []
-        found: dict[str, str] = {}
-        for chunk in chunks:
-            meta = chunk.metadata
-            found.setdefault(meta.get("source", "?"), meta.get("title") or meta.get("source", "?"))
-        return sorted(found.items())
+        return self.bot.documents()
 
 
 def get_bot(request: Request) -> ServedBot:
