@@ -23,13 +23,14 @@ def fail(message: str) -> None:
 
 
 def open_bot():
+    from bot.generative import LLMSetupError
     from bot.service import EventBot
     from bot.settings import Settings
     from index.store import StoreUnavailableError
 
     try:
         return EventBot(Settings())
-    except StoreUnavailableError as exc:
+    except (StoreUnavailableError, LLMSetupError) as exc:
         fail(str(exc))
 
 
@@ -112,6 +113,7 @@ def evaluate(
     from rich.console import Console
 
     from bot import evaluation as ev
+    from bot.generative import LLMSetupError
     from index.loaders import DocumentLoadError
     from index.store import StoreUnavailableError
 
@@ -120,7 +122,7 @@ def evaluate(
                                 progress=lambda line: typer.echo(f"eval: {line}", err=True))
         if report:
             ev.write_report(run, report)
-    except (ev.EvaluationError, DocumentLoadError, StoreUnavailableError) as exc:
+    except (ev.EvaluationError, DocumentLoadError, StoreUnavailableError, LLMSetupError) as exc:
         fail(str(exc))
     if as_json:
         typer.echo(ev.to_json(run))
@@ -179,6 +181,27 @@ def serve(
     typer.echo(f"eventbot is ready in {time.perf_counter() - started:.1f}s: chat at {url}/ , API docs at {url}/docs "
                "(Ctrl-C to stop)")
     server.run(sockets=[sock])
+
+
+@app.command()
+def bench(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the figures as one JSON object.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions (about 20 s).")] = False,
+) -> None:
+    """Measure model load, indexing, embedding throughput and answer latency on this machine."""
+    from bot.bench import LABELS, run_bench
+
+    result = run_bench(quick=quick)
+    if as_json:
+        typer.echo(json.dumps(result.figures | {"notes": result.notes}))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("measure", "value", title="eventbot bench" + (" (quick)" if quick else ""))
+    for key, value in result.figures.items():
+        table.add_row(LABELS[key], f"{value}")
+    Console().print(table)
 
 
 if __name__ == "__main__":
