@@ -340,6 +340,11 @@ class ExtractiveAnswerer:
             return False
         if q.names and q.answer_type is not AnswerType.PERSON and self._about_someone_else(q, s):
             return False
+        if q.answer_type in PHRASE_TYPES - {AnswerType.PERSON}:
+            # a value (an age, a time, a sum) belongs to someone named in the sentence or the one before
+            window_terms = {term(w) for w, _ in words(self.corpus.window(s))}
+            if any(not set(name) & window_terms for name in q.names):
+                return False
         window = _realized_terms(self.corpus.window(s))
         if any(c not in window for c in q.closed):
             return False
@@ -350,6 +355,8 @@ class ExtractiveAnswerer:
         if q.answer_type is AnswerType.PERSON:
             if q.roles and not self._holds_roles(q, s, window):
                 return False
+            if q.relation and not self._holds_roles(q, s, window, [q.relation]):
+                return False  # "Who was recording them?" needs a sentence where someone records
             # "Who is Amber Glenn?" asks for a description, not another name.
             return bool(s.candidates) or q.describe
         if q.answer_type in PHRASE_TYPES:
@@ -392,7 +399,7 @@ class ExtractiveAnswerer:
         unit_ok = (lambda c: True) if not q.unit else (lambda c: bool(re.search(q.unit, c.text, re.IGNORECASE)))
         q_terms = set(q.terms) | {t for name in q.names for t in name}
         name_terms = {t for name in q.names for t in name}
-        time_ok = q.unit == UNITS["time"]
+        ago_ok = q.unit == UNITS["time"] and bool(re.search(r"\b(?:ago|before|since|earlier)\b", q.text, re.I))
         unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
         people = person_names(s.text, self.corpus.proper_nouns) if q.answer_type is not AnswerType.PERSON else []
         asked = [set(name) for name in q.names]
@@ -401,7 +408,7 @@ class ExtractiveAnswerer:
             for c in finder(s.text, self.corpus.proper_nouns)
             if not {term(w) for w, _ in words(c.text)} <= q_terms  # the question's own words are no answer
             and not (q.answer_type is AnswerType.PERSON and {term(w) for w, _ in words(c.text)} & name_terms)
-            and (time_ok or not re.match(r"\s+ago\b", s.text[c.end :]))  # "two days ago" says when, not how many
+            and (ago_ok or not re.match(r"\s+ago\b", s.text[c.end :]))  # "two days ago" says when, not how long
             and not any(a <= c.start < b for a, b in unrealized)  # "a good position to win gold" is no medal
             and not (asked and _nearest_person_is_other(c, people, asked))  # "Kiprop, 27" is not Wanjiru's age
             and unit_ok(c)  # "how many miles" is not answered in hours
@@ -558,11 +565,13 @@ def _medals(text: str, proper: set[str]) -> list[Span]:
 
 
 def _placings(text: str, proper: set[str]) -> list[Span]:
+    """Ordinals ("fifth", "2nd") and medals, which are placings too ("ended up with silver")."""
     ordinal = "|".join(ORDINALS - {"last"})
-    return [
+    ordinals = [
         Span(m.group(), m.start(), m.end())
         for m in re.finditer(rf"\b(?:{ordinal}|\d+(?:st|nd|rd|th))\b", text, re.IGNORECASE)
     ]
+    return sorted(ordinals + _medals(text, proper), key=lambda c: c.start)
 
 
 CANDIDATE_FINDERS = {

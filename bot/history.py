@@ -22,6 +22,11 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     """`people(text)` lists the person names in a text, in order. Without history the question is returned
     as it is; with it, pronouns become the person last talked about and fragments borrow the previous
     question's frame."""
+    statement, _, asked = question.rpartition(". ")
+    if statement and asked.rstrip().endswith("?"):
+        # "Sakamoto was second after the short program. Where did she end up?": the statement is context
+        history = [*history, Turn(role="user", content=statement + ".")]
+        question = asked
     if not history:
         return question
     previous = [t.content for t in history if t.role == "user"]

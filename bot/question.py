@@ -106,6 +106,7 @@ class Question:
     describe: bool = False  # "Who is Amber Glenn?": a description of the person is the answer
     roles: list[str] = field(default_factory=list)  # "coach" in "Who is Gebre's coach?"
     topic: str = ""  # the question without its question words and names: what it is about
+    relation: str | None = None  # the verb of "Who recorded…", "Who finished third?"
     genders: list[str] = field(default_factory=list)  # "men's", "women's": which of two events is meant
     injection: bool = False
 
@@ -165,6 +166,7 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         describe=bool(DESCRIBE.fullmatch(question)),
         topic=_topic(question, names),
         genders=[t for t in {term(w) for w, _ in tokens} if t in GENDERS],
+        relation=_relation(question, proper_nouns),
         roles=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS]
         if ROLE.match(question)
         else [],
@@ -242,6 +244,15 @@ def _topic(question: str, names: list[list[str]]) -> str:
         and w.lower() not in {"what", "did", "does", "do", "how", "about"}
     ]
     return " ".join(kept) or question
+
+
+def _relation(question: str, proper_nouns: set[str]) -> str | None:
+    """The verb a who-question asks about: "Who won…" → win, "Who was recording…" → record."""
+    m = re.match(r"\s*who\s+(?:(?:is|was|were|are|has|had|did|does|will|would|could|then|also)\s+)?([a-z]\w+)\b",
+                 question, re.IGNORECASE)
+    if not m or m.group(1).lower() in STOP_NOUNS or m.group(1).lower() in proper_nouns:
+        return None
+    return term(m.group(1))
 
 
 AUXILIARIES = {"is", "was", "are", "were", "did", "does", "do", "has", "had", "can", "could", "will", "would", "the"}
