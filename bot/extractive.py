@@ -355,8 +355,8 @@ class ExtractiveAnswerer:
         if q.answer_type is AnswerType.PERSON:
             if q.roles and not self._holds_roles(q, s, window):
                 return False
-            if q.relation and not self._holds_roles(q, s, window, [q.relation]):
-                return False  # "Who was recording them?" needs a sentence where someone records
+            if q.relation and s.dense < MIN_DENSE_ALONE and not self._holds_roles(q, s, window, [q.relation]):
+                return False  # "Who was recording them?" needs a sentence where someone records (or means it)
             # "Who is Amber Glenn?" asks for a description, not another name.
             return bool(s.candidates) or q.describe
         if q.answer_type in PHRASE_TYPES:
