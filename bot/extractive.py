@@ -37,6 +37,13 @@ MIN_COVERAGE = 0.5  # below this share of key terms the sentence must be very cl
 MIN_COVERAGE_TYPED = 0.34  # ...lower when a phrase of the asked-for type is there and the names match
 MIN_DENSE_ALONE = 0.62  # ...at least this cosine; measured on the eval sets, see README "Answer quality"
 SECOND_SENTENCE_RATIO = 0.9
+NEXT_SENTENCE_RATIO = 0.8
+CAUSE_BONUS = 0.15  # a why-question prefers a sentence that gives a cause
+CAUSAL = re.compile(
+    r"\b(?:because|caused?|due to|led to|leading to|since|so that|as a result|after|mistakes?|errors?"
+    r"|reason)\b",
+    re.IGNORECASE,
+)  # the sentence right after the best one, for what-happened questions
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
 OWNER_GAP_CHARS = 8  # "Kiprop, 27," / "31-year-old Haldane": a value this close belongs to that name
 NAME_CONTEXT_CHARS = 600  # how far back a name counts as "being talked about" (about five sentences)
@@ -259,6 +266,8 @@ class ExtractiveAnswerer:
             s.score = DENSE_WEIGHT * s.dense + COVERAGE_WEIGHT * s.coverage + (TYPE_BONUS if typed else 0.0)
             if _unrealized(q, s.text):
                 s.score -= UNREALIZED_PENALTY
+            if q.answer_type is AnswerType.REASON and CAUSAL.search(s.text):
+                s.score += CAUSE_BONUS
             if q.answer_type is AnswerType.QUOTE and q.names:
                 speaker = self.corpus.speaker(s)
                 if speaker:
@@ -345,7 +354,14 @@ class ExtractiveAnswerer:
             window_terms = {term(w) for w, _ in words(self.corpus.window(s))}
             if any(not set(name) & window_terms for name in q.names):
                 return False
-        window = _realized_terms(self.corpus.window(s))
+        # what a sentence only hoped for ("in a position to win gold") does not count, except for why-questions,
+        # which ask about exactly that contrast ("Why did she win silver instead of gold?")
+        window_text = self.corpus.window(s)
+        window = (
+            {term(w) for w, _ in words(window_text)}
+            if q.answer_type is AnswerType.REASON
+            else (_realized_terms(window_text))
+        )
         if any(c not in window for c in q.closed):
             return False
         for g in q.genders:  # "the men's race" is not answered by a sentence about "the women's race"
@@ -445,6 +461,11 @@ class ExtractiveAnswerer:
             new_terms = {term(w) for w, _ in words(s.text)} - best_terms
             if s.score >= SECOND_SENTENCE_RATIO * best.score and set(q.terms) & new_terms:
                 return [s]
+        if q.answer_type in {AnswerType.ANY, AnswerType.REASON}:
+            # "What did Glenn do when…": what happened next is often told in the sentence that follows
+            following = [s for s in rest if s.path == best.path and s.index == best.index + 1]
+            if following and following[0].score >= NEXT_SENTENCE_RATIO * best.score:
+                return following
         return []
 
     def _abstain(self, reason: str = "") -> Draft:
