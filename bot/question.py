@@ -248,8 +248,11 @@ def _topic(question: str, names: list[list[str]]) -> str:
 
 def _relation(question: str, proper_nouns: set[str]) -> str | None:
     """The verb a who-question asks about: "Who won…" → win, "Who was recording…" → record."""
-    m = re.match(r"\s*who\s+(?:(?:is|was|were|are|has|had|did|does|will|would|could|then|also)\s+)?([a-z]\w+)\b",
-                 question, re.IGNORECASE)
+    m = re.match(
+        r"\s*who\s+(?:(?:is|was|were|are|has|had|did|does|will|would|could|then|also)\s+)?([a-z]\w+)\b",
+        question,
+        re.IGNORECASE,
+    )
     if not m or m.group(1).lower() in STOP_NOUNS or m.group(1).lower() in proper_nouns:
         return None
     return term(m.group(1))
