@@ -6,7 +6,14 @@ Used after every generative backend. The answer passes when:
   and not a "not in the documents" where the extractive answerer found the answer;
 - it cites at least one passage, and every cited `[n]` is one of the numbered passages;
 - every number, date, proper name and quoted phrase of each sentence occurs in the passages that sentence cites
-  (a sentence without a marker is held to all passages the answer cites).
+  (a sentence without a marker is held to all passages the answer cites);
+- a sentence that denies something ("not", "never", "n't", a leading "No,") cites a passage that denies something
+  too, and the answer speaks of the event, not of "the document" (beyond a leading "According to the article,");
+- most of each sentence's other words (MIN_GROUNDED_TERMS, compared as lemmas) are in the passages it cites:
+  "the short program was interrupted by a team-mate" does not pass on a passage that never says so;
+- when the extractive answerer found a precise phrase ("Silver medal", "25-year-old", "Alysa Liu"), the answer
+  says it too: of the phrase's words that the question does not already hold, at least one (every number among
+  them) is in the answer. "Sakamoto won the gold medal" does not pass where the documents say silver.
 Otherwise the extractive answer is returned, with `guard="fallback"` and the reason logged.
 
 A passing answer keeps the answer object's contract: its `[n]` are renumbered 1, 2, … in order of first use and
@@ -21,12 +28,10 @@ from dataclasses import dataclass
 
 from bot.extractive import Draft, Sentence
 from bot.generative import Generation
-from bot.language import MONTHS, NUMBER_WORDS, STOPWORDS, WEEKDAYS, Span
+from bot.language import MONTHS, NUMBER_WORDS, STOPWORDS, WEEKDAYS, Span, term, words
 from bot.retrieval import Passage
 
 log = logging.getLogger(__name__)
-
-MAX_QUOTE_SENTENCES = 3  # a quote may grow to this many adjacent sentences to hold all of an answer's facts
 
 # "[1]", "[1, 3]", "[Document 2]", "[doc 2; 3]"
 MARKER = re.compile(
@@ -39,6 +44,14 @@ NOT_IN_DOCUMENTS = re.compile(
     r"(?:say|mention|contain|state|include|provide|specify|tell)"
     r"|\bno (?:information|mention) (?:about|of|on)\b|\b(?:is|are|was|were) not (?:mentioned|stated|specified)\b"
     r"|\bcannot (?:be )?(?:answer|determine|find)",
+    re.IGNORECASE,
+)
+MIN_GROUNDED_TERMS = 0.6  # share of a sentence's content words (3 or more) that its cited passages must hold
+NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot)\b|n['’]t\b", re.IGNORECASE)
+META = re.compile(r"\b(?:the|this|that|these|a|an|each|given|one)\s+(?:documents?|passages?|articles?|texts?)\b", re.I)
+ACCORDING_TO = re.compile(
+    r"^(?:according to|as stated in|in) (?:the|this) (?:documents?|passages?|articles?|texts?)"
+    r"(?:\s*\[\d+\])?\s*,\s*",
     re.IGNORECASE,
 )
 ORDINAL_VALUES = dict(
@@ -95,7 +108,9 @@ class Guard:
         self.sentences_in = sentences_in
 
     def __call__(self, state: dict) -> dict:
-        verdict = review(state["generation"], state["passages"], state["draft"], self.sentences_in)
+        verdict = review(
+            state["generation"], state["passages"], state["draft"], self.sentences_in, state["standalone_question"]
+        )
         if verdict.guard == "fallback":
             log.info("guard fallback (%s) for %r: %s", state["generation"].backend, state["question"], verdict.reason)
         return {**state, "draft": verdict.draft, "backend": verdict.backend, "guard": verdict.guard}
@@ -106,6 +121,7 @@ def review(
     passages: list[Passage],
     extractive: Draft,
     sentences_in: Callable[[Passage], list[Sentence]],
+    question: str = "",
 ) -> Verdict:
     """Keep the LLM's answer when the passages back it, else fall back to the extractive draft."""
 
@@ -123,7 +139,7 @@ def review(
         return fallback("the LLM found no answer where the extractive answerer found one")
     if extractive.abstained:
         return fallback("the LLM answered where the extractive answerer abstained" + _because(extractive))
-    problem = unsupported(text, [p.text for p in passages])
+    problem = unsupported(text, [p.text for p in passages]) or disagrees(text, extractive, question)
     if problem:
         return fallback(problem)
     return Verdict(cited_draft(text, passages, sentences_in), generation.backend, "passed")
@@ -155,12 +171,51 @@ def unsupported(text: str, passages: list[str]) -> str | None:
         return f"the answer cites [{missing[0]}], but there are only {len(passages)} passages"
     for claim in claims:
         sources = claim.cites or cited
+        where = ", ".join(f"[{n}]" for n in sources)
+        if META.search(ACCORDING_TO.sub("", claim.text)):
+            return f"the answer speaks of the documents instead of the event: {claim.text!r}"
+        denial = NEGATION.search(claim.text)
+        if denial and not any(NEGATION.search(passages[n - 1]) for n in sources):
+            return f"the answer denies something ({denial.group()!r}) that the cited passages {where} do not"
         evidence = normalize(" ".join(passages[n - 1] for n in sources))
         for kind, fact in claim.facts:
             if not occurs(kind, fact, evidence):
-                where = ", ".join(f"[{n}]" for n in sources)
                 return f"the {kind} {fact!r} is not in the cited passage{'s' if len(sources) > 1 else ''} {where}"
+        said = content_terms(ACCORDING_TO.sub("", claim.text))
+        held = content_terms(evidence)
+        if len(said) >= 3 and sum(t in held for t in said) < MIN_GROUNDED_TERMS * len(said):
+            missing = [t for t in said if t not in held]
+            return f"the cited passages {where} do not hold most of {claim.text!r} (not: {', '.join(missing)})"
     return None
+
+
+def content_terms(text: str) -> set[str]:
+    """The lemmas of a text's words that carry meaning (no stop words, no numbers)."""
+    return {term(w) for w, _ in words(text) if w[0].isalpha() and w.lower().replace("’", "'") not in STOPWORDS}
+
+
+def disagrees(text: str, extractive: Draft, question: str) -> str | None:
+    """Why the answer contradicts the precise phrase the extractive answerer found, or None."""
+    phrase = extracted_phrase(extractive)
+    if not phrase:
+        return None
+    asked = {term(w) for w, _ in words(question)}
+    new = [w for w, _ in words(phrase) if w.lower() not in STOPWORDS and term(w) not in asked]
+    said = {term(w) for w, _ in words(MARKER.sub(" ", text))}
+    said_numbers = numbers_in(normalize(text))
+    numbers = [w for w in new if _value(w) in numbers_in(normalize(w))]
+    if not new or (any(term(w) in said for w in new) and all(_value(n) in said_numbers for n in numbers)):
+        return None
+    return f"the answer does not say {phrase!r}, which the extractive answerer found"
+
+
+def extracted_phrase(extractive: Draft) -> str:
+    """The phrase of a phrase answer ("Silver medal [1]." quoting the sentence that holds "silver medal")."""
+    m = re.fullmatch(r"(.+) \[1\]\.", extractive.text)  # a sentence answer ends "… [1]", a phrase "… [1]."
+    if extractive.abstained or len(extractive.quotes) != 1 or not m:
+        return ""
+    phrase, quote = m.group(1).strip(), extractive.quotes[0].text
+    return phrase if phrase.lower() in quote.lower() and phrase.rstrip(".") != quote.rstrip(".") else ""
 
 
 def split_claims(text: str) -> list[Claim]:
@@ -270,24 +325,22 @@ def cited_draft(text: str, passages: list[Passage], sentences_in: Callable[[Pass
     def rewrite(m: re.Match) -> str:
         return "".join(f"[{renumber[int(n)]}]" for n in dict.fromkeys(re.findall(r"\d+", m.group())))
 
-    return Draft(MARKER.sub(rewrite, text), False, quotes)
+    text = MARKER.sub(rewrite, text)
+    text = re.sub(r"([.!?])\s*((?:\[\d+\])+)", r" \2\1", text)  # "won gold. [1]" → "won gold [1]."
+    return Draft(text, False, quotes)
 
 
 def quote(
     passage: Passage, claimed: list[tuple[str, str]], words: str, sentences_in: Callable[[Passage], list[Sentence]]
 ) -> Sentence:
-    """The sentence of the passage that holds most of the claimed facts (then most of the answer's words),
-    grown over adjacent sentences, up to MAX_QUOTE_SENTENCES, to hold the rest; the passage itself when it holds
-    no whole sentence."""
+    """The sentence of the passage that holds most of the claimed facts (then most of the answer's words), grown
+    over the adjacent sentences that hold the rest (a passage is a few sentences); the whole passage when a fact
+    is only in a sentence it holds in part."""
+    span = Span(passage.text, passage.start, passage.start + len(passage.text))
+    whole = Sentence(passage.path, passage.source, span, -1, passage.chunk_id)
     sentences = sentences_in(passage)
     if not sentences:
-        return Sentence(
-            passage.path,
-            passage.source,
-            Span(passage.text, passage.start, passage.start + len(passage.text)),
-            -1,
-            passage.chunk_id,
-        )
+        return whole
     answer_words = {w.lower() for w in WORD.findall(words) if len(w) > 3}
 
     def held(s: Sentence) -> list[int]:
@@ -301,10 +354,11 @@ def quote(
     lo = hi = best
     covered = set(held(sentences[best]))
     for i in sorted(range(len(sentences)), key=lambda i: abs(i - best)):
-        new = set(held(sentences[i])) - covered
-        if new and max(hi, i) - min(lo, i) < MAX_QUOTE_SENTENCES:
+        if set(held(sentences[i])) - covered:
             lo, hi = min(lo, i), max(hi, i)
             covered |= {j for s in sentences[lo : hi + 1] for j in held(s)}
+    if covered != set(held(whole)):  # a fact is in a sentence the passage holds only in part
+        return whole
     first, last = sentences[lo], sentences[hi]
     if lo == hi:
         return first
