@@ -10,6 +10,7 @@ against the passages and keeps the extractive answer when it does not hold.
 """
 
 import logging
+import os
 import re
 import threading
 import time
@@ -143,8 +144,6 @@ def chat_model(settings: Settings) -> BaseChatModel:
         )
     if backend == "openai":
         ChatOpenAI = _import("langchain_openai", "ChatOpenAI", backend)
-        import os
-
         api_key = (
             settings.llm_api_key or os.environ.get("OPENAI_API_KEY") or ("unused" if settings.llm_base_url else "")
         )
