@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from bot.extractive import Draft, Sentence
 from bot.generative import Generation
-from bot.language import MONTHS, NUMBER_WORDS, STOPWORDS, WEEKDAYS, Span, term, words
+from bot.language import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, Span, term, words
 from bot.retrieval import Passage
 
 log = logging.getLogger(__name__)
@@ -54,26 +54,7 @@ ACCORDING_TO = re.compile(
     r"(?:\s*\[\d+\])?\s*,\s*",
     re.IGNORECASE,
 )
-ORDINAL_VALUES = dict(
-    zip(
-        [
-            "first",
-            "second",
-            "third",
-            "fourth",
-            "fifth",
-            "sixth",
-            "seventh",
-            "eighth",
-            "ninth",
-            "tenth",
-            "eleventh",
-            "twelfth",
-        ],
-        range(1, 13),
-        strict=True,
-    )
-)
+ORDINAL_VALUES = ORDINAL_NUMBERS
 NUMBER_WORD_VALUES = {w: v for w, v in NUMBER_WORDS.items() if w != "one"}  # "one of the…" is rarely a count
 # Capitalized words that open a sentence without being names
 OPENERS = {"yes", "no", "sure", "answer", "although", "however", "also", "according", "both", "neither", "after"}

@@ -206,21 +206,27 @@ NUMBER_WORDS = {
     "million": 1_000_000,
     "dozen": 12,
 }
-ORDINALS = {
-    "first",
-    "second",
-    "third",
-    "fourth",
-    "fifth",
-    "sixth",
-    "seventh",
-    "eighth",
-    "ninth",
-    "tenth",
-    "eleventh",
-    "twelfth",
-    "last",
+ORDINAL_NUMBERS = {
+    w: n
+    for n, w in enumerate(
+        [
+            "first",
+            "second",
+            "third",
+            "fourth",
+            "fifth",
+            "sixth",
+            "seventh",
+            "eighth",
+            "ninth",
+            "tenth",
+            "eleventh",
+            "twelfth",
+        ],
+        start=1,
+    )
 }
+ORDINALS = set(ORDINAL_NUMBERS) | {"last"}
 WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 MONTHS = {
     "january",
