@@ -224,25 +224,32 @@ class ChatMessage(BaseModel):
         return self.content or ""
 
 
+CHAT_EXAMPLES = {
+    "plain": {
+        "summary": "One question",
+        "value": {"model": "eventbot", "messages": [{"role": "user", "content": "Who won the gold medal?"}]},
+    },
+    "streamed follow-up": {
+        "summary": "A follow-up, streamed as server-sent events",
+        "value": {
+            "model": "eventbot",
+            "stream": True,
+            "messages": [
+                {"role": "user", "content": "Who won silver?"},
+                {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},
+                {"role": "user", "content": "How old is she?"},
+            ],
+        },
+    },
+}
+
+
 class ChatCompletionRequest(BaseModel):
     """OpenAI's chat request. Sampling options (temperature, max_tokens, …) are accepted and ignored."""
 
     model_config = ConfigDict(
         extra="allow",
-        json_schema_extra={
-            "examples": [
-                {"model": "eventbot", "messages": [{"role": "user", "content": "Who won the gold medal?"}]},
-                {
-                    "model": "eventbot",
-                    "stream": True,
-                    "messages": [
-                        {"role": "user", "content": "Who won silver?"},
-                        {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},
-                        {"role": "user", "content": "How old is she?"},
-                    ],
-                },
-            ]
-        },
+        json_schema_extra={"examples": [example["value"] for example in CHAT_EXAMPLES.values()]},
     )
     model: str = Field(MODEL_ID, description="Any name is accepted; the answer always comes from `eventbot`")
     messages: list[ChatMessage] = Field(min_length=1)
@@ -320,26 +327,6 @@ def stream_completion(answer: Answer, completion_id: str, created: int) -> Itera
         yield chunk({"content": piece})
     yield chunk({}, "stop", citations=[c.model_dump() for c in answer.citations])
     yield sse("[DONE]")
-
-
-CHAT_EXAMPLES = {
-    "plain": {
-        "summary": "One question",
-        "value": {"model": "eventbot", "messages": [{"role": "user", "content": "Who won the gold medal?"}]},
-    },
-    "streamed follow-up": {
-        "summary": "A follow-up, streamed as server-sent events",
-        "value": {
-            "model": "eventbot",
-            "stream": True,
-            "messages": [
-                {"role": "user", "content": "Who won silver?"},
-                {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},
-                {"role": "user", "content": "How old is she?"},
-            ],
-        },
-    },
-}
 
 
 @openai_router.post(
