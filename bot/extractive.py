@@ -11,9 +11,12 @@ import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
+from bot.clauses import Mention, clauses, owner
 from bot.language import (
     COUNTRIES,
+    DEMONYM_NOUNS,
     DEMONYMS,
+    MEDALS,
     MONTHS,
     NUMBER_WORDS,
     ORDINALS,
@@ -46,6 +49,10 @@ CAUSAL = re.compile(
 )  # the sentence right after the best one, for what-happened questions
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
 OWNER_GAP_CHARS = 8  # "Kiprop, 27," / "31-year-old Haldane": a value this close belongs to that name
+RESULT_VERBS = {term(w) for w in ("finish", "come", "end", "place", "take", "win", "claim", "earn", "secure", "cross")}
+EXACT_CLOSED = {term(w) for w in ORDINALS | MEDALS} | {term(w) for w in NUMBER_WORDS}
+# "47 seconds ahead of", "1.91 points behind": a gap between two values, not a value itself
+DIFFERENCE = re.compile(r"\s+(?:ahead|behind|clear|faster|slower|later|earlier|more|fewer|less|short)\b", re.I)
 NAME_CONTEXT_CHARS = 600  # how far back a name counts as "being talked about" (about five sentences)
 UNREALIZED_PENALTY = 0.15
 SPEAKER_BONUS = 0.15  # a quote question prefers the asked person's own words
@@ -113,6 +120,7 @@ class Corpus:
                     s.chunk_id = c.metadata["chunk_id"]
         self.documents = len(self.texts)
         self._count_terms()
+        self._find_nationals()
 
     def _count_terms(self) -> None:
         df: Counter[str] = Counter()
@@ -140,6 +148,33 @@ class Corpus:
         self.proper_nouns = proper
         self.n = max(len(all_sentences), 1)
         self.df = df
+
+    def _find_nationals(self) -> None:
+        """Whom each country's word is used for: "Japan's Kaori Sakamoto", "American competitor Amber Glenn"."""
+        self.nationals: dict[str, list[frozenset[str]]] = {}
+        for s in (s for sents in self.sentences.values() for s in sents):
+            for p in person_names(s.text, self.proper_nouns):
+                m = re.search(r"([A-Za-z]+)(?:['’]s\s+|\s+(?:[a-z]+\s+){0,2})$", s.text[: p.start])
+                country = m and _country(m.group(1))
+                if country:
+                    self.nationals.setdefault(country, []).append(frozenset(term(w) for w, _ in words(p.text)))
+
+    def national(self, country: str) -> frozenset[str]:
+        """The one person of that country the documents name ("the Briton"), or empty when there are several."""
+        people = self.nationals.get(country, [])
+        if people and all(a & b for a in people for b in people):
+            return frozenset().union(*people)
+        return frozenset()
+
+    def mentions(self, text: str) -> list[Mention]:
+        """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
+        found = [Mention(p, frozenset(term(w) for w, _ in words(p.text))) for p in person_names(text, self.proper_nouns)]
+        for m in re.finditer(r"\b[Tt]he\s+(?:(\d+-year-old)|([A-Z][a-z]+))\b", text):
+            country = _country(m.group(2) or "")
+            if m.group(1) or country:
+                person = self.national(country) if country else frozenset()
+                found.append(Mention(Span(m.group(), m.start(), m.end()), person))
+        return sorted(found, key=lambda m: m.span.start)
 
     def idf(self, t: str) -> float:
         return math.log(1 + self.n / (1 + self.df.get(t, 0)))
@@ -262,8 +297,8 @@ class ExtractiveAnswerer:
             s.dense = float(vec @ qvec)
             s.candidates = self._candidates(q, s)
             s.coverage = self._coverage(q, s)
-            typed = q.answer_type in PHRASE_TYPES and bool(s.candidates)
-            s.score = DENSE_WEIGHT * s.dense + COVERAGE_WEIGHT * s.coverage + (TYPE_BONUS if typed else 0.0)
+            anchored = bool(_anchored(q, s.text, s.candidates, self.corpus.mentions(s.text)))
+            s.score = DENSE_WEIGHT * s.dense + COVERAGE_WEIGHT * s.coverage + (TYPE_BONUS if anchored else 0.0)
             if _unrealized(q, s.text):
                 s.score -= UNREALIZED_PENALTY
             if q.answer_type is AnswerType.REASON and CAUSAL.search(s.text):
@@ -362,7 +397,9 @@ class ExtractiveAnswerer:
             if q.answer_type is AnswerType.REASON
             else (_realized_terms(window_text))
         )
-        if any(c not in window for c in q.closed):
+        own = _realized_terms(s.text)
+        # a placing, medal or number must be in the sentence itself; a country or day may be in the one before
+        if any(c not in (own if c in EXACT_CLOSED or c[:1].isdigit() else window) for c in q.closed):
             return False
         for g in q.genders:  # "the men's race" is not answered by a sentence about "the women's race"
             others = GENDERS - {g}
@@ -371,7 +408,14 @@ class ExtractiveAnswerer:
         if q.answer_type is AnswerType.PERSON:
             if q.roles and not self._holds_roles(q, s, window):
                 return False
-            if q.relation and s.dense < MIN_DENSE_ALONE and not self._holds_roles(q, s, window, [q.relation]):
+            if q.relation in RESULT_VERBS and set(q.closed) & EXACT_CLOSED:
+                if not _result_stated(q, s.text):  # "Who finished third?" needs a third place that was a result
+                    return False
+            elif (
+                q.relation
+                and s.dense < MIN_DENSE_ALONE
+                and not self._holds_roles(q, s, {term(w) for w, _ in words(s.text)}, [q.relation])
+            ):
                 return False  # "Who was recording them?" needs a sentence where someone records (or means it)
             # "Who is Amber Glenn?" asks for a description, not another name.
             return bool(s.candidates) or q.describe
@@ -417,18 +461,28 @@ class ExtractiveAnswerer:
         name_terms = {t for name in q.names for t in name}
         ago_ok = q.unit == UNITS["time"] and bool(re.search(r"\b(?:ago|before|since|earlier)\b", q.text, re.I))
         unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
-        people = person_names(s.text, self.corpus.proper_nouns) if q.answer_type is not AnswerType.PERSON else []
         asked = [set(name) for name in q.names]
-        return [
+        mentions = self.corpus.mentions(s.text) if asked or q.answer_type is AnswerType.PERSON else []
+        found = [
             c
             for c in finder(s.text, self.corpus.proper_nouns)
             if not {term(w) for w, _ in words(c.text)} <= q_terms  # the question's own words are no answer
             and not (q.answer_type is AnswerType.PERSON and {term(w) for w, _ in words(c.text)} & name_terms)
             and (ago_ok or not re.match(r"\s+ago\b", s.text[c.end :]))  # "two days ago" says when, not how long
             and not any(a <= c.start < b for a, b in unrealized)  # "a good position to win gold" is no medal
-            and not (asked and _nearest_person_is_other(c, people, asked))  # "Kiprop, 27" is not Wanjiru's age
+            and not (asked and q.answer_type is not AnswerType.PERSON and _owned_by_other(s.text, c, mentions, asked))
             and unit_ok(c)  # "how many miles" is not answered in hours
+            and (q.margin or not DIFFERENCE.match(s.text[c.end :]))  # "47 seconds ahead" is a gap, not a time
         ]
+        anchored = _anchored(q, s.text, found, mentions)
+        if anchored:  # "won in 2 hours, 8 minutes…" answers the winning time; "…who was second in 2:09:28" does not
+            found = anchored
+        if q.answer_type is AnswerType.PERSON and q.closed:  # "Who finished fourth?": whose fourth place it is
+            holders = [owner(s.text, pos, mentions) for w, pos in words(s.text) if term(w) in q.closed]
+            known = [h.person for h in holders if h and h.person]
+            if known:
+                found = [c for c in found if any({term(w) for w, _ in words(c.text)} & h for h in known)]
+        return found
 
     def _phrase(self, q: Question, s: Sentence) -> str:
         """The one candidate nearest the question's terms in the sentence; none when two are equally near."""
@@ -488,7 +542,7 @@ def person_names(text: str, proper: set[str]) -> list[Span]:
         if any(p.start < g.end and g.start < p.end for p in places):  # "won in Porto": a place, not a person
             continue
         parts = [p.lower() for p in re.findall(r"[A-Za-z][\w.-]*", g.text)]
-        if any(p in ORG_WORDS or p in COUNTRIES or p in DEMONYMS or p in WEEKDAYS or p in MONTHS for p in parts):
+        if any(p in ORG_WORDS or p in COUNTRIES or p in DEMONYMS or _country(p) or p in WEEKDAYS or p in MONTHS for p in parts):
             # "American Alysa Liu": drop a leading nationality, keep the person
             if parts[0] in DEMONYMS and len(parts) > 1 and not any(p in ORG_WORDS for p in parts):
                 first = g.text.split()[0]
@@ -591,6 +645,7 @@ def _placings(text: str, proper: set[str]) -> list[Span]:
     ordinals = [
         Span(m.group(), m.start(), m.end())
         for m in re.finditer(rf"\b(?:{ordinal}|\d+(?:st|nd|rd|th))\b", text, re.IGNORECASE)
+        if not re.search(rf"\b{NUMBER}\s+$", text[: m.start()], re.IGNORECASE)  # "one second behind" is a time
     ]
     return sorted(ordinals + _medals(text, proper), key=lambda c: c.start)
 
@@ -625,15 +680,55 @@ def _unrealized(q: Question, text: str) -> bool:
     return bool((set(q.terms) & inside) - outside)
 
 
-def _nearest_person_is_other(candidate: Span, people: list[Span], asked: list[set[str]]) -> bool:
-    others = [p for p in people if p.end <= candidate.start or p.start >= candidate.end]
-    if not others:
-        return False
-    gap = lambda p: min(abs(candidate.start - p.end), abs(p.start - candidate.end))  # noqa: E731
-    nearest = min(others, key=gap)
-    if gap(nearest) > OWNER_GAP_CHARS:  # "the 24-year-old stopped, pulled Haldane's arm": not Haldane's age
-        return False
-    return not any({term(w) for w, _ in words(nearest.text)} & a for a in asked)
+def _anchored(q: Question, text: str, candidates: list[Span], mentions: list[Mention]) -> list[Span]:
+    """The candidates in a clause that holds one of the question's own terms, or is said of the person asked."""
+    asked = (set(q.terms) | {t for name in q.names for t in name}) - {q.type_word}
+    people = [set(name) for name in q.names]
+    spans = clauses(text)
+    out = []
+    for c in candidates:
+        who = _owner(text, c, mentions)
+        if who and any(who.person & p for p in people):
+            out.append(c)
+            continue
+        for a, b in spans:
+            if a <= c.start < b and {term(w) for w, pos in words(text[a:b]) if not c.start <= a + pos < c.end} & asked:
+                out.append(c)
+                break
+    return out
+
+
+def _result_stated(q: Question, text: str) -> bool:
+    """ "Who finished third?" is answered by "…went past them to take third place": a placing the question names,
+    in a clause that says someone finished, took or was it ("Running in third place" is not a result)."""
+    for a, b in clauses(text):
+        terms = [term(w) for w, _ in words(text[a:b])]
+        after_placing = {terms[i + 1] for i, t in enumerate(terms[:-1]) if t in EXACT_CLOSED}  # "third place"
+        if set(terms) & set(q.closed) & EXACT_CLOSED and (set(terms) - after_placing) & (RESULT_VERBS | {"be"}):
+            return True
+    return False
+
+
+def _owned_by_other(text: str, candidate: Span, mentions: list[Mention], asked: list[set[str]]) -> bool:
+    """The value is said of someone other than the person asked about: "Kiprop, 27," is not Wanjiru's age."""
+    who = _owner(text, candidate, mentions)
+    return bool(who and who.person) and not any(who.person & a for a in asked)
+
+
+def _owner(text: str, candidate: Span, mentions: list[Mention]) -> Mention | None:
+    """Whose value it is: the person right next to it ("Kiprop, 27", "American Alysa Liu"), else its clause's."""
+    others = [m for m in mentions if not m.span.start <= candidate.start < m.span.end]
+    gap = lambda m: min(abs(candidate.start - m.span.end), abs(m.span.start - candidate.end))  # noqa: E731
+    nearest = min(others, key=gap, default=None)
+    between = nearest and text[min(candidate.end, nearest.span.end) : max(candidate.start, nearest.span.start)]
+    if nearest and gap(nearest) <= OWNER_GAP_CHARS and re.fullmatch(r"[\s,'’s]*", between):
+        return nearest
+    return owner(text, candidate.start, others)
+
+
+def _country(word: str) -> str:
+    w = word.lower()
+    return w if w in COUNTRIES else DEMONYMS.get(w) or DEMONYM_NOUNS.get(w.removesuffix("s")) or ""
 
 
 def _gap(c: Span, anchor: int) -> int:

@@ -317,6 +317,25 @@ COUNTRIES = {
     "denmark": "Danish",
 }
 DEMONYMS = {v.lower(): k for k, v in COUNTRIES.items()}
+# Nouns for a country's people, where they differ from the adjective: "the Briton", "the Spaniard".
+DEMONYM_NOUNS = {
+    "briton": "britain",
+    "brit": "britain",
+    "spaniard": "spain",
+    "dane": "denmark",
+    "swede": "sweden",
+    "finn": "finland",
+    "pole": "poland",
+    "scot": "scotland",
+    "dutchman": "netherlands",
+    "frenchman": "france",
+    "frenchwoman": "france",
+    "englishman": "england",
+    "englishwoman": "england",
+    "irishman": "ireland",
+    "kiwi": "new zealand",
+    "aussie": "australia",
+}
 ORG_WORDS = {
     "team",
     "club",

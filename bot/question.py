@@ -108,6 +108,7 @@ class Question:
     topic: str = ""  # the question without its question words and names: what it is about
     relation: str | None = None  # the verb of "Who recorded…", "Who finished third?"
     genders: list[str] = field(default_factory=list)  # "men's", "women's": which of two events is meant
+    margin: bool = False  # "By how much…", "how far behind…": a gap between two values is the answer
     injection: bool = False
 
 
@@ -166,6 +167,7 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         describe=bool(DESCRIBE.fullmatch(question)),
         topic=_topic(question, names),
         genders=[t for t in {term(w) for w, _ in tokens} if t in GENDERS],
+        margin=bool(MARGIN.search(question)),
         relation=_relation(question, proper_nouns),
         roles=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS]
         if ROLE.match(question)
@@ -173,6 +175,9 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
     )
 
 
+MARGIN = re.compile(
+    r"\b(?:by how|margin|gap|difference|ahead|behind|clear|faster|slower|later|earlier|more than|less than)\b", re.I
+)
 # "Who is Amber Glenn?": the question is only a name, so a description of that person answers it.
 DESCRIBE = re.compile(r"\s*(?i:who)\s+(?i:is|was|are|were)\s+[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*\s*\??\s*")
 # "Who is Gebre's coach?", "Who was the runner-up…?": a role the answer must be said to hold.
@@ -200,7 +205,7 @@ def _unit(question: str) -> str | None:
         return UNITS["temperature"]
     if re.search(r"\bhow far\b|\bdistance\b", q):
         return UNITS["distance"]
-    if re.search(r"\bhow long\b|\bwhat (?:was|is) (?:the|his|her|their) (?:\w+ )?time\b", q):
+    if re.search(r"\bhow long\b|\bwhat (?:was|is) (?:the|his|her|their|\w+'s) (?:\w+ )?time\b", q.replace("’", "'")):
         return UNITS["time"]
     m = re.search(r"\bhow many (\w+)", q)
     if m and m.group(1) not in {"times", "of", "people"}:
