@@ -29,7 +29,7 @@ from bot.language import (
     term,
     words,
 )
-from bot.question import GENDERS, UNITS, AnswerType, Question, analyse
+from bot.question import EARLIER_WORDS, GENDERS, UNITS, AnswerType, Question, analyse
 from bot.retrieval import Passage
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ CAUSAL = re.compile(
     re.IGNORECASE,
 )  # the sentence right after the best one, for what-happened questions
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
+EVENT_NAME_TERMS = {term(w) for w in ORG_WORDS}
 OWNER_GAP_CHARS = 8  # "Kiprop, 27," / "31-year-old Haldane": a value this close belongs to that name
 RESULT_VERBS = {term(w) for w in ("finish", "come", "end", "place", "take", "win", "claim", "earn", "secure", "cross")}
 EXACT_CLOSED = {term(w) for w in ORDINALS | MEDALS} | {term(w) for w in NUMBER_WORDS}
@@ -91,6 +92,14 @@ class Draft:
     abstained: bool
     quotes: list[Sentence]  # quotes[n-1] is what [n] cites
     reason: str = ""
+
+
+QUOTE_PARAGRAPHS = 4  # how many paragraphs back a running quotation is followed to find who said it
+SPEECH = re.compile(
+    r"[”\"’',]\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
+    r"|\b(?:said|says|added)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"
+    r"|\b(?:[Tt]he\s+[\w-]+|[Hh]e|[Ss]he)\s+(?:\w+ly\s+)?(?:said|says|told|added|wrote)\b"
+)
 
 
 class Corpus:
@@ -197,19 +206,30 @@ class Corpus:
         return self.texts[s.path][max(0, s.span.start - NAME_CONTEXT_CHARS) : s.span.end]
 
     def speaker(self, s: Sentence) -> set[str]:
-        """Who is quoted in the sentence's paragraph ("…," Gebre said): the terms of that name, or empty."""
+        """Who is quoted in the sentence's paragraph ("…," Gebre said; "The skater said, …"), or in the paragraphs
+        before it when the quote runs on from them: the terms of that name, or empty."""
         text = self.texts[s.path]
         start = text.rfind("\n", 0, s.span.start) + 1
-        end = text.find("\n", s.span.end)
-        paragraph = text[start : end if end >= 0 else len(text)]
-        m = re.search(
-            r"[”\"’',]\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
-            r"|\b(?:said|says|added)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)",
-            paragraph,
-        )
-        if not m:
-            return set()
-        return {term(w) for w, _ in words(m.group(1) or m.group(2))}
+        for _ in range(QUOTE_PARAGRAPHS):
+            end = text.find("\n", start)
+            paragraph = text[start : end if end >= 0 else len(text)]
+            m = SPEECH.search(paragraph)
+            if m and (m.group(1) or m.group(2)):
+                return {term(w) for w, _ in words(m.group(1) or m.group(2))}
+            if m:  # "The skater said", "She added": whom the sentence before was about
+                return self._last_subject(text[max(0, start - NAME_CONTEXT_CHARS) : start + m.start()])
+            if paragraph[:1] not in "‘“'\"" or start == 0:  # not a quotation running on from before
+                return set()
+            start = text.rfind("\n", 0, len(text[:start].rstrip("\n"))) + 1
+        return set()
+
+    def _last_subject(self, text: str) -> set[str]:
+        """The first person named in the last sentence of `text` that names anyone."""
+        for sentence in reversed(split_sentences(text)):
+            named = [m for m in self.mentions(sentence.text) if m.person]
+            if named:
+                return set(named[0].person)
+        return set()
 
     def in_quotation(self, s: Sentence) -> bool:
         """The sentence is, or holds, someone's quoted words."""
@@ -377,17 +397,21 @@ class ExtractiveAnswerer:
         """Hard checks: the names the question is about were named near the sentence, every closed-class term
         it names (a medal, a placing, a weekday, a number) is in the sentence's window, and an answer of the
         expected type is there."""
-        context_terms = {term(w) for w, _ in words(self.corpus.context(s))}
-        named = [bool(set(name) & context_terms) for name in q.names]
+        # who is being talked about: the names of the last few sentences, the speaker of a quotation, and the
+        # event itself ("the Olympics", "the marathon"), which a whole document is about
+        speaker = self.corpus.speaker(s)
+        context_terms = {term(w) for w, _ in words(self.corpus.context(s))} | speaker
+        people = [name for name in q.names if not set(name) <= EVENT_NAME_TERMS]
+        named = [bool(set(name) & context_terms) for name in people]
         # a quote question needs its speaker nearby; what the quote is about may be a "him" or "her"
-        if q.names and not (any(named) if q.answer_type is AnswerType.QUOTE else all(named)):
+        if people and not (any(named) if q.answer_type is AnswerType.QUOTE else all(named)):
             return False
         if q.names and q.answer_type is not AnswerType.PERSON and self._about_someone_else(q, s):
             return False
         if q.answer_type in PHRASE_TYPES - {AnswerType.PERSON}:
             # a value (an age, a time, a sum) belongs to someone named in the sentence or the one before
-            window_terms = {term(w) for w, _ in words(self.corpus.window(s))}
-            if any(not set(name) & window_terms for name in q.names):
+            window_terms = {term(w) for w, _ in words(self.corpus.window(s))} | speaker
+            if any(not set(name) & window_terms for name in people):
                 return False
         # what a sentence only hoped for ("in a position to win gold") does not count, except for why-questions,
         # which ask about exactly that contrast ("Why did she win silver instead of gold?")
@@ -400,6 +424,8 @@ class ExtractiveAnswerer:
         own = _realized_terms(s.text)
         # a placing, medal or number must be in the sentence itself; a country or day may be in the one before
         if any(c not in (own if c in EXACT_CLOSED or c[:1].isdigit() else window) for c in q.closed):
+            return False
+        if not _orders_match(q, s.text):
             return False
         for g in q.genders:  # "the men's race" is not answered by a sentence about "the women's race"
             others = GENDERS - {g}
@@ -696,6 +722,17 @@ def _anchored(q: Question, text: str, candidates: list[Span], mentions: list[Men
                 out.append(c)
                 break
     return out
+
+
+def _orders_match(q: Question, text: str) -> bool:
+    """ "his first marathon" needs a sentence about a first marathon; "at the previous Olympics" one that speaks
+    of an earlier time ("the bronze medal last time")."""
+    tokens = [w.lower() for w, _ in words(text)]
+    terms = [term(w) for w in tokens]
+    for ordinal, noun in q.ordered:
+        if not any(t == ordinal and noun in terms[i + 1 : i + 3] for i, t in enumerate(terms)):
+            return False
+    return not q.earlier or bool(EARLIER_WORDS & set(tokens))
 
 
 def _result_stated(q: Question, text: str) -> bool:

@@ -109,6 +109,8 @@ class Question:
     relation: str | None = None  # the verb of "Who recorded…", "Who finished third?"
     genders: list[str] = field(default_factory=list)  # "men's", "women's": which of two events is meant
     margin: bool = False  # "By how much…", "how far behind…": a gap between two values is the answer
+    ordered: list[tuple[str, str]] = field(default_factory=list)  # "his first marathon" → (first, marathon)
+    earlier: bool = False  # "at the previous Olympics": about an earlier time than the event
     injection: bool = False
 
 
@@ -168,6 +170,12 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         topic=_topic(question, names),
         genders=[t for t in {term(w) for w, _ in tokens} if t in GENDERS],
         margin=bool(MARGIN.search(question)),
+        ordered=[
+            (term(m.group(1)), term(m.group(2)))
+            for m in ORDERED.finditer(question)
+            if m.group(2).lower() not in STOP_NOUNS
+        ],
+        earlier=bool(EARLIER.search(question)),
         relation=_relation(question, proper_nouns),
         roles=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS]
         if ROLE.match(question)
@@ -175,6 +183,10 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
     )
 
 
+# "his first marathon", "the second best score": an ordinal that picks one of several things
+ORDERED = re.compile(rf"\b({'|'.join(ORDINALS - {'last'})})\s+([a-z]\w+)", re.IGNORECASE)
+EARLIER = re.compile(r"\b(?:previous|prior|former)\b|\b(?:the|an?|his|her|their|its)\s+(?:earlier|past)\s+[a-z]", re.I)
+EARLIER_WORDS = {"previous", "prior", "earlier", "former", "past", "last", "ago", "before", "once"}
 MARGIN = re.compile(
     r"\b(?:by how|margin|gap|difference|ahead|behind|clear|faster|slower|later|earlier|more than|less than)\b", re.I
 )
