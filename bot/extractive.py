@@ -232,8 +232,8 @@ class Corpus:
         return set()
 
     def in_quotation(self, s: Sentence) -> bool:
-        """The sentence is, or holds, someone's quoted words."""
-        if re.search(r"[“”\"‘]|\bsaid\b|\bsays\b|\btold\b", s.text):
+        """The sentence is, or holds, someone's quoted words (not a word in scare quotes: "criticizes ‘meddling’")."""
+        if re.search(r"[“\"‘]\s*\S+(?:\s+\S+){2}|\bsaid\b|\bsays\b|\btold\b", s.text):
             return True
         text = self.texts[s.path]
         paragraph_start = text.rfind("\n", 0, s.span.start) + 1
@@ -344,7 +344,7 @@ class ExtractiveAnswerer:
         near-synonym in the sentence ("prize" ~ "medal")."""
         own_words = [w for w, _ in words(s.text)]
         own = {term(w) for w in own_words}
-        window = {term(w) for w, _ in words(self.corpus.window(s))}
+        window = {term(w) for w, _ in words(self.corpus.window(s))} | self.corpus.speaker(s)
         context = {term(w) for w, _ in words(self.corpus.context(s))}
         name_terms = {t for name in q.names for t in name}
         total = hit = 0.0
