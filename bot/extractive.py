@@ -437,11 +437,7 @@ class ExtractiveAnswerer:
             if q.relation in RESULT_VERBS and set(q.closed) & EXACT_CLOSED:
                 if not _result_stated(q, s.text):  # "Who finished third?" needs a third place that was a result
                     return False
-            elif (
-                q.relation
-                and s.dense < MIN_DENSE_ALONE
-                and not self._holds_roles(q, s, {term(w) for w, _ in words(s.text)}, [q.relation])
-            ):
+            elif q.relation and s.dense < MIN_DENSE_ALONE and not self._does(q, s.text):
                 return False  # "Who was recording them?" needs a sentence where someone records (or means it)
             # "Who is Amber Glenn?" asks for a description, not another name.
             return bool(s.candidates) or q.describe
@@ -500,6 +496,8 @@ class ExtractiveAnswerer:
             and unit_ok(c)  # "how many miles" is not answered in hours
             and (q.margin or not DIFFERENCE.match(s.text[c.end :]))  # "47 seconds ahead" is a gap, not a time
         ]
+        if q.answer_type is AnswerType.PERSON and q.relation:
+            found = self._doers(q, s.text) or found  # "Who was recording them?" — "a cameraman was recording them"
         anchored = _anchored(q, s.text, found, mentions)
         if anchored:  # "won in 2 hours, 8 minutes…" answers the winning time; "…who was second in 2:09:28" does not
             found = anchored
@@ -509,6 +507,26 @@ class ExtractiveAnswerer:
             if known:
                 found = [c for c in found if any({term(w) for w, _ in words(c.text)} & h for h in known)]
         return found
+
+    def _does(self, q: Question, text: str) -> bool:
+        """The sentence says someone does what the question asks about: the verb itself, or a verb close in meaning
+        ("filmed" ~ "recording"; a noun like "video" does not count)."""
+        verb = q.surface.get(q.relation or "", q.relation or "")
+        tokens = [w for w, _ in words(text)]
+        return q.relation in {term(w) for w in tokens} or bool(
+            self._synonym_credit(verb, [w for w in tokens if re.search(r"(?:ed|ing)$", w)])
+        )
+
+    def _doers(self, q: Question, text: str) -> list[Span]:
+        """Who does what a who-question asks about, told by a noun phrase rather than a name: the subject of
+        that verb or a near-synonym ("Who filmed them?" — "a cameraman was recording them")."""
+        verb = q.surface.get(q.relation or "", q.relation or "")
+        return [
+            Span(m.group(1), m.start(1), m.end(1))
+            for m in DOER.finditer(text)
+            if m.group(1).split()[-1] not in STOPWORDS
+            and (term(m.group(2)) == q.relation or self._synonym_credit(verb, [m.group(2)]))
+        ]
 
     def _phrase(self, q: Question, s: Sentence) -> str:
         """The one candidate nearest the question's terms in the sentence; none when two are equally near."""
@@ -704,6 +722,12 @@ def _unrealized(q: Question, text: str) -> bool:
     inside = {term(w) for w, pos in words(text) if any(a <= pos < b for a, b in spans)}
     outside = {term(w) for w, pos in words(text) if not any(a <= pos < b for a, b in spans)}
     return bool((set(q.terms) & inside) - outside)
+
+
+DOER = re.compile(
+    r"\b((?:a|an|the|one|some|two|three|several)\s+(?:[a-z-]+\s+){0,2}?[a-z-]+)\s+"
+    r"(?:(?:was|were|is|are|had|has|had been|has been|have been|would|could|then|also)\s+)?([a-z]+)\b"
+)
 
 
 def _anchored(q: Question, text: str, candidates: list[Span], mentions: list[Mention]) -> list[Span]:
