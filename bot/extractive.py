@@ -29,6 +29,7 @@ from bot.language import (
     term,
     words,
 )
+from bot.paraphrase import rewordings
 from bot.question import EARLIER_WORDS, GENDERS, UNITS, AnswerType, Question, analyse
 from bot.retrieval import Passage
 
@@ -249,7 +250,20 @@ class ExtractiveAnswerer:
         self._vectors: dict[str, np.ndarray] = {}
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
+        draft = self._answer(question, passages)
+        if draft.abstained and not draft.reason:  # "runner-up" where the article says "silver": try its words
+            asked = analyse(question, self.corpus.proper_nouns).answer_type
+            for reworded in rewordings(question, lambda t: t in self.corpus.df):
+                retry = self._answer(reworded, passages, asked)
+                if not retry.abstained:
+                    log.info("answered when asked as %r", reworded)
+                    return retry
+        return draft
+
+    def _answer(self, question: str, passages: list[Passage], asked: AnswerType | None = None) -> Draft:
         q = analyse(question, self.corpus.proper_nouns)
+        if asked:  # reworded: still the kind of answer first asked for
+            q.answer_type = asked
         if q.injection:
             return self._abstain("it only answers questions about the documents, and follows no instructions")
         if not q.terms or not passages:
@@ -421,7 +435,7 @@ class ExtractiveAnswerer:
             if q.answer_type is AnswerType.REASON
             else (_realized_terms(window_text))
         )
-        own = _realized_terms(s.text)
+        own = _realized_terms(_without_durations(s.text))
         # a placing, medal or number must be in the sentence itself; a country or day may be in the one before
         if any(c not in (own if c in EXACT_CLOSED or c[:1].isdigit() else window) for c in q.closed):
             return False
@@ -429,7 +443,8 @@ class ExtractiveAnswerer:
             return False
         for g in q.genders:  # "the men's race" is not answered by a sentence about "the women's race"
             others = GENDERS - {g}
-            if g not in context_terms or (others & window and g not in window):
+            # (a report of the men's race may never say "men's"; it is the women's when it was just talking of them)
+            if (g not in context_terms and others & context_terms) or (others & window and g not in window):
                 return False
         if q.answer_type is AnswerType.PERSON:
             if q.roles and not self._holds_roles(q, s, window):
@@ -762,12 +777,18 @@ def _orders_match(q: Question, text: str) -> bool:
 def _result_stated(q: Question, text: str) -> bool:
     """ "Who finished third?" is answered by "…went past them to take third place": a placing the question names,
     in a clause that says someone finished, took or was it ("Running in third place" is not a result)."""
+    text = _without_durations(text)
     for a, b in clauses(text):
         terms = [term(w) for w, _ in words(text[a:b])]
         after_placing = {terms[i + 1] for i, t in enumerate(terms[:-1]) if t in EXACT_CLOSED}  # "third place"
         if set(terms) & set(q.closed) & EXACT_CLOSED and (set(terms) - after_placing) & (RESULT_VERBS | {"be"}):
             return True
     return False
+
+
+def _without_durations(text: str) -> str:
+    """The text with "one second", "two seconds" blanked out: a second that is no placing."""
+    return re.sub(rf"\b{NUMBER}\s+seconds?\b", lambda m: " " * len(m.group()), text, flags=re.IGNORECASE)
 
 
 def _owned_by_other(text: str, candidate: Span, mentions: list[Mention], asked: list[set[str]]) -> bool:
