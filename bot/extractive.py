@@ -103,6 +103,11 @@ SPEECH = re.compile(
 )
 
 
+PERSON_NOUNS = (
+    "star|skater|rider|runner|athlete|man|woman|competitor|champion|player|driver|cyclist|swimmer|guy|girl|boy"
+)
+
+
 class Corpus:
     """What the answerer knows of all indexed documents: their sentences, which words are names, how rare
     each term is. Rebuilt from the stored chunks, whose offsets place them in their document."""
@@ -162,12 +167,14 @@ class Corpus:
     def _find_nationals(self) -> None:
         """Whom each country's word is used for: "Japan's Kaori Sakamoto", "American competitor Amber Glenn"."""
         self.nationals: dict[str, list[frozenset[str]]] = {}
+        self.national_names: dict[str, list[str]] = {}
         for s in (s for sents in self.sentences.values() for s in sents):
             for p in person_names(s.text, self.proper_nouns):
                 m = re.search(r"([A-Za-z]+)(?:['’]s\s+|\s+(?:[a-z]+\s+){0,2})$", s.text[: p.start])
                 country = m and _country(m.group(1))
                 if country:
                     self.nationals.setdefault(country, []).append(frozenset(term(w) for w, _ in words(p.text)))
+                    self.national_names.setdefault(country, []).append(p.text)
 
     def national(self, country: str) -> frozenset[str]:
         """The one person of that country the documents name ("the Briton"), or empty when there are several."""
@@ -175,6 +182,18 @@ class Corpus:
         if people and all(a & b for a in people for b in people):
             return frozenset().union(*people)
         return frozenset()
+
+    def named_by_nationality(self, question: str) -> str:
+        """ "What did the Colombian say…?" → "What did Julián Arbeláez say…?", when the documents name one person
+        of that country (not for "the American" when two Americans are named)."""
+
+        def name(m: re.Match) -> str:
+            country = _country(m.group(1))
+            if not country or not self.national(country):
+                return m.group()
+            return max(self.national_names[country], key=len)
+
+        return re.sub(rf"\b[Tt]he\s+([A-Z][a-z]+)(?:\s+(?:{PERSON_NOUNS}))?\b", name, question)
 
     def mentions(self, text: str) -> list[Mention]:
         """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
@@ -250,6 +269,7 @@ class ExtractiveAnswerer:
         self._vectors: dict[str, np.ndarray] = {}
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
+        question = self.corpus.named_by_nationality(question)
         draft = self._answer(question, passages)
         if draft.abstained and not draft.reason:  # "runner-up" where the article says "silver": try its words
             asked = analyse(question, self.corpus.proper_nouns).answer_type
@@ -433,9 +453,9 @@ class ExtractiveAnswerer:
         window = (
             {term(w) for w, _ in words(window_text)}
             if q.answer_type is AnswerType.REASON
-            else (_realized_terms(window_text))
+            else (_realized_terms(q, window_text))
         )
-        own = _realized_terms(_without_durations(s.text))
+        own = _realized_terms(q, _without_durations(s.text))
         # a placing, medal or number must be in the sentence itself; a country or day may be in the one before
         if any(c not in (own if c in EXACT_CLOSED or c[:1].isdigit() else window) for c in q.closed):
             return False
@@ -497,7 +517,7 @@ class ExtractiveAnswerer:
         q_terms = set(q.terms) | {t for name in q.names for t in name}
         name_terms = {t for name in q.names for t in name}
         ago_ok = q.unit == UNITS["time"] and bool(re.search(r"\b(?:ago|before|since|earlier)\b", q.text, re.I))
-        unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
+        unrealized = _unrealized_spans(q, s.text)
         asked = [set(name) for name in q.names]
         mentions = self.corpus.mentions(s.text) if asked or q.answer_type is AnswerType.PERSON else []
         found = [
@@ -513,6 +533,8 @@ class ExtractiveAnswerer:
         ]
         if q.answer_type is AnswerType.PERSON and q.relation:
             found = self._doers(q, s.text) or found  # "Who was recording them?" — "a cameraman was recording them"
+        if q.type_word == "date" and any(re.search(r"\d", c.text) for c in found):
+            found = [c for c in found if re.search(r"\d", c.text)]  # "What date…": "12 June", not "Sunday"
         anchored = _anchored(q, s.text, found, mentions)
         if anchored:  # "won in 2 hours, 8 minutes…" answers the winning time; "…who was second in 2:09:28" does not
             found = anchored
@@ -549,7 +571,7 @@ class ExtractiveAnswerer:
             return ""
         if len(s.candidates) == 1:
             return s.candidates[0].text
-        unrealized = [m.span() for m in UNREALIZED.finditer(s.text)]
+        unrealized = _unrealized_spans(q, s.text)
         anchors = [
             pos
             for w, pos in words(s.text)
@@ -600,10 +622,14 @@ def person_names(text: str, proper: set[str]) -> list[Span]:
     for g in name_groups(text, proper):
         if any(p.start < g.end and g.start < p.end for p in places):  # "won in Porto": a place, not a person
             continue
-        parts = [p.lower() for p in re.findall(r"[A-Za-z][\w.-]*", g.text)]
-        if any(p in ORG_WORDS or p in COUNTRIES or p in DEMONYMS or _country(p) or p in WEEKDAYS or p in MONTHS for p in parts):
-            # "American Alysa Liu": drop a leading nationality, keep the person
-            if parts[0] in DEMONYMS and len(parts) > 1 and not any(p in ORG_WORDS for p in parts):
+        if re.search(r"\bthe\s+$", text[: g.start]) and not _country(g.text.split()[0]):
+            continue  # "the Col de Sarrat", "the Tour des Cimes": a thing, not a person ("the Dane Mads…" is)
+        parts = [p.lower() for p in re.findall(r"[^\W\d_][\w.-]*", g.text)]
+        if " " not in g.text and re.search(r"\w-\w", g.text):
+            continue  # "Cordillera-Ruta", "Ardent-Velo": one hyphenated name is a team or a place, not a person
+        if any(p in ORG_WORDS or _country(p) or p in WEEKDAYS or p in MONTHS for p in parts):
+            # "American Alysa Liu", "the Dane Mads Kjeldsen": drop a leading nationality, keep the person
+            if _country(parts[0]) and len(parts) > 1 and not any(p in ORG_WORDS for p in parts):
                 first = g.text.split()[0]
                 rest = g.text[len(first) :].lstrip()
                 out.append(Span(rest, g.end - len(rest), g.end))
@@ -679,8 +705,9 @@ def _ages(text: str, proper: set[str]) -> list[Span]:
 
 def _times(text: str, proper: set[str]) -> list[Span]:
     days = "|".join(WEEKDAYS | MONTHS)
+    weekdays, months = "|".join(WEEKDAYS), "|".join(MONTHS)
     pattern = (
-        rf"\b(?:(?:{days})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?)\b|\b(?:19|20)\d{{2}}\b|"
+        rf"\b(?:(?:{weekdays}),?\s+)?\d{{1,2}}\s+(?:{months})(?:\s+\d{{4}})?\b|\b(?:(?:{days})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?)\b|\b(?:19|20)\d{{2}}\b|"
         rf"\b{NUMBER}\s+(?:days|weeks|months|years|hours)\s+(?:ago|earlier|later)\b|"
         r"\b(?:yesterday|today|tonight|tomorrow|last (?:night|week|year))\b"
     )
@@ -723,15 +750,23 @@ CANDIDATE_FINDERS = {
 PHRASE_TYPES = set(CANDIDATE_FINDERS)
 
 
-def _realized_terms(text: str) -> set[str]:
+def _unrealized_spans(q: Question, text: str) -> list[tuple[int, int]]:
+    """Where the text speaks of what was only hoped for or expected ("the gold medal favorite"); nothing when the
+    question asks about exactly that ("Who was expected to win gold?")."""
+    if UNREALIZED.search(q.text):
+        return []
+    return [m.span() for m in UNREALIZED.finditer(text)]
+
+
+def _realized_terms(q: Question, text: str) -> set[str]:
     """Terms of a text outside its "hoped to…"/"favorite" spans."""
-    spans = [m.span() for m in UNREALIZED.finditer(text)]
+    spans = _unrealized_spans(q, text)
     return {term(w) for w, pos in words(text) if not any(a <= pos < b for a, b in spans)}
 
 
 def _unrealized(q: Question, text: str) -> bool:
     """A question term in the sentence appears only as something that was hoped for, not something done."""
-    spans = [m.span() for m in UNREALIZED.finditer(text)]
+    spans = _unrealized_spans(q, text)
     if not spans:
         return False
     inside = {term(w) for w, pos in words(text) if any(a <= pos < b for a, b in spans)}

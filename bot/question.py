@@ -45,7 +45,7 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     ),
     (
         AnswerType.NUMBER,
-        r"\bhow (?:many|much|long|far|fast|big)\b|\bby how\b|\bwhat (?:score|number|margin|"
+        r"\bhow (?:many|much|long|far|fast|big|high|tall|steep|deep|wide)\b|\bby how\b|\bwhat (?:score|number|margin|"
         r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bhow (?:hot|cold|warm|heavy|tall)\b|\bwhat (?:was|is|were) (?:the|his|her|their) (?:\w+ )?(?:time|score|margin|total|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b"
         r"|\bwhat (?:was|is|were) \w+(?: \w+)?['’]s (?:\w+ )?(?:score|time|margin|total)\b",
     ),
@@ -58,13 +58,13 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     ),
     (AnswerType.MEDAL, r"\b(?:what|which) (?:medal|colou?r)\b|\bwhat kind of medal\b"),
     (
+        AnswerType.NATIONALITY,
+        r"\b(?:what|which) (?:country|nation|nationality)\b|^where (?:is|was|are|were|does|do|did) .* from\b|\bfrom which\b",
+    ),
+    (
         AnswerType.ORG,
         r"\b(?:what|which) (?:team|club|organi[sz]ation|company|brand|sponsor|federation|platform|"
         r"app|website|outlet|site)\b|\b(?:skate|play|run|compete|race|ride)s? for\b",
-    ),
-    (
-        AnswerType.NATIONALITY,
-        r"\b(?:what|which) (?:country|nation|nationality)\b|^where (?:is|was|are|were|does|do|did) .* from\b|\bfrom which\b",
     ),
     (
         AnswerType.PLACE,
@@ -215,12 +215,14 @@ def _unit(question: str) -> str | None:
         return UNITS["money"]
     if re.search(r"\bhow (?:hot|cold|warm)\b|\btemperature\b", q):
         return UNITS["temperature"]
-    if re.search(r"\bhow far\b|\bdistance\b", q):
+    if re.search(r"\bhow (?:far|high|tall|deep|wide)\b|\bdistance\b", q):
         return UNITS["distance"]
     if re.search(r"\bhow long\b|\bwhat (?:was|is) (?:the|his|her|their|\w+'s) (?:\w+ )?time\b", q.replace("’", "'")):
         return UNITS["time"]
     m = re.search(r"\bhow many (\w+)", q)
-    if m and m.group(1) not in {"times", "of", "people"}:
+    if m and m.group(1) in {"people", "persons", "spectators", "fans", "supporters", "visitors"}:
+        return r"\b(?:people|persons|spectators|fans|supporters|visitors|crowd|attendance)\b"
+    if m and m.group(1) not in {"times", "of"}:
         word = re.escape(m.group(1).rstrip("s"))
         return rf"\b{word}"
     return None
