@@ -97,8 +97,8 @@ class Draft:
 
 QUOTE_PARAGRAPHS = 4  # how many paragraphs back a running quotation is followed to find who said it
 SPEECH = re.compile(
-    r"[”\"’',]\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
-    r"|\b(?:said|says|added)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"
+    r"[”\"’',]\s*([A-ZÀ-Þ][\w'-]*(?:\s+[A-ZÀ-Þ][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
+    r"|\b(?:said|says|added)\s+([A-ZÀ-Þ][\w'-]*(?:\s+[A-ZÀ-Þ][\w'-]*)*)"
     r"|\b(?:[Tt]he\s+[\w-]+|[Hh]e|[Ss]he)\s+(?:\w+ly\s+)?(?:said|says|told|added|wrote)\b"
 )
 
@@ -170,7 +170,7 @@ class Corpus:
         self.national_names: dict[str, list[str]] = {}
         for s in (s for sents in self.sentences.values() for s in sents):
             for p in person_names(s.text, self.proper_nouns):
-                m = re.search(r"([A-Za-z]+)(?:['’]s\s+|\s+(?:[a-z]+\s+){0,2})$", s.text[: p.start])
+                m = re.search(r"([^\W\d_]+)(?:['’]s\s+|\s+(?:[a-z]+\s+){0,2})$", s.text[: p.start])
                 country = m and _country(m.group(1))
                 if country:
                     self.nationals.setdefault(country, []).append(frozenset(term(w) for w, _ in words(p.text)))
@@ -193,12 +193,12 @@ class Corpus:
                 return m.group()
             return max(self.national_names[country], key=len)
 
-        return re.sub(rf"\b[Tt]he\s+([A-Z][a-z]+)(?:\s+(?:{PERSON_NOUNS}))?\b", name, question)
+        return re.sub(rf"\b[Tt]he\s+([A-ZÀ-Þ][a-zß-ÿ]+)(?:\s+(?:{PERSON_NOUNS}))?\b", name, question)
 
     def mentions(self, text: str) -> list[Mention]:
         """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
         found = [Mention(p, frozenset(term(w) for w, _ in words(p.text))) for p in person_names(text, self.proper_nouns)]
-        for m in re.finditer(r"\b[Tt]he\s+(?:(\d+-year-old)|([A-Z][a-z]+))\b", text):
+        for m in re.finditer(r"\b[Tt]he\s+(?:(\d+-year-old)|([A-ZÀ-Þ][a-zß-ÿ]+))\b", text):
             country = _country(m.group(2) or "")
             if m.group(1) or country:
                 person = self.national(country) if country else frozenset()
@@ -638,10 +638,19 @@ def person_names(text: str, proper: set[str]) -> list[Span]:
     return out
 
 
+TEAM_AFTER = re.compile(r"\s+(?:team|squad|club|outfit|team-?mates?|teammates?)\b", re.IGNORECASE)
+
+
 def _orgs(text: str, proper: set[str]) -> list[Span]:
-    groups = name_groups(text, proper)
+    """Teams, clubs, outlets: names with an organization word ("Team USA"), in capitals ("NBC"), before "team"
+    ("his Nordlys Cycling team-mates"), or one hyphenated name ("Cordillera-Ruta")."""
     return [
-        g for g in groups if any(p.lower() in ORG_WORDS for p in g.text.split()) or re.fullmatch(r"[A-Z]{2,}", g.text)
+        g
+        for g in name_groups(text, proper)
+        if any(p.lower() in ORG_WORDS for p in g.text.split())
+        or re.fullmatch(r"[A-Z]{2,}", g.text)
+        or TEAM_AFTER.match(text, g.end)
+        or (" " not in g.text and re.search(r"\w-\w", g.text))
     ]
 
 
@@ -656,7 +665,7 @@ def _nationalities(text: str, proper: set[str]) -> list[Span]:
 
 
 PLACE_AFTER = re.compile(
-    r"\b(?:in|at|on|near|from|to|into|outside)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+(?:(?:de|da|do|dos|das|del|la|le|of|the|y|von|van)\s+)?[A-Z][\w'-]*)*)"
+    r"\b(?:in|at|on|near|from|to|into|outside)\s+((?:the\s+)?[A-ZÀ-Þ][\w'-]*(?:\s+(?:(?:de|da|do|dos|das|del|la|le|of|the|y|von|van)\s+)?[A-ZÀ-Þ][\w'-]*)*)"
 )
 
 

@@ -9,7 +9,7 @@ import Stemmer
 
 _stemmer = Stemmer.Stemmer("english")
 
-WORD = re.compile(r"[A-Za-z][A-Za-z'’]*[A-Za-z]|[A-Za-z]|\d+(?:[.,:]\d+)*")
+WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’](?=[^\W\d_]))*|\d+(?:[.,:]\d+)*")  # letters of any alphabet: "Arbeláez"
 # A sentence ends at . ! ? … (optionally closed by a quote mark) before whitespace, or at a line break.
 SENTENCE_END = re.compile(r"(?<=[.!?…])[’”'\"]?(?=\s)|\n+")
 ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "vs", "no", "jr", "sr", "prof", "gen", "lt", "u.s", "etc"}
@@ -456,13 +456,19 @@ def content_terms(text: str) -> list[str]:
 
 
 def name_groups(text: str, proper_nouns: set[str]) -> list[Span]:
-    """Runs of capitalized words that are names (per the corpus's own capitalization), e.g. "Alysa Liu"."""
+    """Runs of capitalized words that are names (per the corpus's own capitalization), e.g. "Alysa Liu",
+    "Cordillera-Ruta", "Col de Sarrat"."""
     groups: list[Span] = []
     current: list[tuple[str, int]] = []
-    for w, pos in words(text) + [("", len(text))]:
-        if current and text[current[-1][1] + len(current[-1][0]) : pos].strip():
+    tokens = words(text) + [("", len(text))]
+    for i, (w, pos) in enumerate(tokens):
+        if current and text[current[-1][1] + len(current[-1][0]) : pos].strip() not in ("", "-"):
             _close(text, current, groups)  # punctuation between two words ends a name: "Afterwards, Glenn"
         base = re.sub(r"['’]s$", "", w)
+        nxt = tokens[i + 1][0] if i + 1 < len(tokens) else ""
+        if current and w in NAME_PARTICLES and nxt[:1].isupper() and nxt.lower() in proper_nouns:
+            current.append((w, pos))  # "Col de Sarrat", "Tour des Cimes"
+            continue
         if base and base[0].isupper() and base.lower() in proper_nouns:
             current.append((base, pos))
             if base == w:
@@ -470,6 +476,9 @@ def name_groups(text: str, proper_nouns: set[str]) -> list[Span]:
             # a possessive ends the name: "Japan’s Kaori Sakamoto" is two names
         _close(text, current, groups)
     return groups
+
+
+NAME_PARTICLES = {"de", "des", "du", "da", "das", "do", "dos", "del", "della", "di", "van", "von", "der", "den", "la", "le"}
 
 
 def _close(text: str, current: list[tuple[str, int]], groups: list[Span]) -> None:

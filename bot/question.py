@@ -191,7 +191,7 @@ MARGIN = re.compile(
     r"\b(?:by how|margin|gap|difference|ahead|behind|clear|faster|slower|later|earlier|more than|less than)\b", re.I
 )
 # "Who is Amber Glenn?": the question is only a name, so a description of that person answers it.
-DESCRIBE = re.compile(r"\s*(?i:who)\s+(?i:is|was|are|were)\s+[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*\s*\??\s*")
+DESCRIBE = re.compile(r"\s*(?i:who)\s+(?i:is|was|are|were)\s+[A-ZÀ-Þ][\w'’-]*(?:\s+[A-ZÀ-Þ][\w'’-]*)*\s*\??\s*")
 # "Who is Gebre's coach?", "Who was the runner-up…?": a role the answer must be said to hold.
 ROLE = re.compile(r"\s*who\s+(?:is|was|are|were)\s+(?:the\s|\w+['’]s\s)", re.IGNORECASE)
 # A word after a determiner, a possessive or a quantity is a noun: "the president", "Gebre's coach".
