@@ -30,7 +30,7 @@ from bot.language import (
     words,
 )
 from bot.paraphrase import rewordings
-from bot.question import EARLIER_WORDS, GENDERS, UNITS, AnswerType, Question, analyse
+from bot.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
 from bot.retrieval import Passage
 
 log = logging.getLogger(__name__)
@@ -459,7 +459,7 @@ class ExtractiveAnswerer:
         # a placing, medal or number must be in the sentence itself; a country or day may be in the one before
         if any(c not in (own if c in EXACT_CLOSED or c[:1].isdigit() else window) for c in q.closed):
             return False
-        if not _orders_match(q, s.text):
+        if q.answer_type is not AnswerType.QUOTE and not _orders_match(q, s.text):
             return False
         for g in q.genders:  # "the men's race" is not answered by a sentence about "the women's race"
             others = GENDERS - {g}
@@ -627,6 +627,8 @@ def person_names(text: str, proper: set[str]) -> list[Span]:
         parts = [p.lower() for p in re.findall(r"[^\W\d_][\w.-]*", g.text)]
         if " " not in g.text and re.search(r"\w-\w", g.text):
             continue  # "Cordillera-Ruta", "Ardent-Velo": one hyphenated name is a team or a place, not a person
+        if TEAM_AFTER.match(text, g.end) or {"celsius", "fahrenheit"} & set(parts):
+            continue  # "his Nordlys Cycling team-mates", "7 degrees Celsius"
         if any(p in ORG_WORDS or _country(p) or p in WEEKDAYS or p in MONTHS for p in parts):
             # "American Alysa Liu", "the Dane Mads Kjeldsen": drop a leading nationality, keep the person
             if _country(parts[0]) and len(parts) > 1 and not any(p in ORG_WORDS for p in parts):
@@ -690,7 +692,7 @@ NUMBER = r"(?:\d+(?:[.,:]\d+)*|" + "|".join(NUMBER_WORDS) + r")"
 def _numbers(text: str, proper: set[str]) -> list[Span]:
     """A number with the unit after it: "1.91 points", "2 hours, 8 minutes and 41 seconds", "$50,000"."""
     out = []
-    unit = r"(?:\s*(?:%|°C|°F|[a-z]+(?:-[a-z]+)*))?"
+    unit = r"(?:\s*(?:%|°C|°F|[a-z]+(?:-[a-z]+)*)(?:\s+(?:Celsius|Fahrenheit))?)?"
     clock = r"(?:hours?|minutes?|seconds?)"  # "2 hours, 8 minutes and 41 seconds" is one quantity
     compound = rf"\b{NUMBER}\s+{clock}(?:(?:,|\s+and)?\s+{NUMBER}\s+{clock}\b)+"
     pattern = rf"{compound}|[$€£]?\b{NUMBER}\b{unit}"
@@ -813,7 +815,8 @@ def _orders_match(q: Question, text: str) -> bool:
     tokens = [w.lower() for w, _ in words(text)]
     terms = [term(w) for w in tokens]
     for ordinal, noun in q.ordered:
-        if not any(t == ordinal and noun in terms[i + 1 : i + 3] for i, t in enumerate(terms)):
+        same = ORDER_WORDS.get(ordinal, {ordinal})
+        if not any(w in same and noun in terms[i + 1 : i + 3] for i, w in enumerate(tokens)):
             return False
     return not q.earlier or bool(EARLIER_WORDS & set(tokens))
 

@@ -9,6 +9,7 @@ from bot.language import (
     DEMONYMS,
     MEDALS,
     MONTHS,
+    NAME_PARTICLES,
     NUMBER_WORDS,
     ORDINALS,
     STOPWORDS,
@@ -64,7 +65,7 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     (
         AnswerType.ORG,
         r"\b(?:what|which) (?:team|club|organi[sz]ation|company|brand|sponsor|federation|platform|"
-        r"app|website|outlet|site)\b|\b(?:skate|play|run|compete|race|ride)s? for\b",
+        r"app|website|outlet|site)\b(?!-)|\b(?:skate|play|run|compete|race|ride)s? for\b",
     ),
     (
         AnswerType.PLACE,
@@ -72,12 +73,15 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     ),
     (
         AnswerType.PERSON,
-        r"^who(?:m|se)?\b|\b(?:what|which) (?:\w+ )?(?:skater|athlete|person|woman|man|runner|"
-        r"player|competitor|rival|coach|winner|champion|name|teammate|medalist|medallist)\b",
+        r"^who(?:m|se)?\b|\b(?:what|which) (?:\w+ ){0,2}(?:skater|athlete|person|woman|man|runner|rider|cyclist|"
+        r"driver|swimmer|player|competitor|rival|coach|winner|champion|name|team-?mate|medalist|medallist)s?\b",
     ),
     (AnswerType.REASON, r"^why\b|\bwhat (?:caused|led|made|happened)\b|\bhow come\b|\bfor what reason\b"),
 ]
 
+YES_NO_QUOTE = re.compile(
+    r"\s*(?:did|does|do|has|have|had|was|is)\s.*\b(?:say|said|tell|told|admit|mention|think|feel|describe|explain)\b"
+)
 # Questions that try to give the bot orders instead of asking about the documents.
 INJECTION = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\b.*\b(?:instruction|prompt|rule|previous|above|context|"
@@ -117,6 +121,8 @@ class Question:
 def answer_type(question: str) -> AnswerType:
     """Read from the first question word on: in "What did Glenn do when…", "when" is not what is asked."""
     q = question.lower().replace("’", "'")
+    if YES_NO_QUOTE.match(q):  # "Did Solvang say when he knew…": what he said answers it
+        return AnswerType.QUOTE
     first = re.search(r"\b(?:who|whom|whose|what|which|when|where|why|how)\b", q)
     q = q[first.start() :] if first else q
     for kind, pattern in TYPE_PATTERNS:
@@ -145,12 +151,21 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
                 names.append(current)
                 current = []
             continue
+        nxt = tokens[i + 1][0] if i + 1 < len(tokens) else ""
+        if current and w in NAME_PARTICLES and nxt[:1].isupper():  # "the Col de Sarrat"
+            continue
         if current:
             names.append(current)
             current = []
     if current:
         names.append(current)
-    closed = [term(w) for w, _ in tokens if w.lower() in CLOSED_CLASS or re.fullmatch(r"\d+(?:[.,:]\d+)*", w)]
+    ordered = [(m.group(1).lower(), term(m.group(2))) for m in ORDERED.finditer(question) if m.group(2).lower() not in STOP_NOUNS]
+    closed = [
+        term(w)
+        for w, _ in tokens
+        if (w.lower() in CLOSED_CLASS and w.lower() not in {o for o, _ in ordered})
+        or re.fullmatch(r"\d+(?:[.,:]\d+)*", w)
+    ]
     for country in COUNTRIES:  # multi-word countries: "South Korea"
         if " " in country and country in question.lower():
             closed.append(country)
@@ -170,11 +185,7 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         topic=_topic(question, names),
         genders=[t for t in {term(w) for w, _ in tokens} if t in GENDERS],
         margin=bool(MARGIN.search(question)),
-        ordered=[
-            (term(m.group(1)), term(m.group(2)))
-            for m in ORDERED.finditer(question)
-            if m.group(2).lower() not in STOP_NOUNS
-        ],
+        ordered=ordered,
         earlier=bool(EARLIER.search(question)),
         relation=_relation(question, proper_nouns),
         roles=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS]
@@ -184,8 +195,10 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
 
 
 # "his first marathon", "the second best score": an ordinal that picks one of several things
-ORDERED = re.compile(rf"\b({'|'.join(ORDINALS - {'last'})})\s+([a-z]\w+)", re.IGNORECASE)
-EARLIER = re.compile(r"\b(?:previous|prior|former)\b|\b(?:the|an?|his|her|their|its)\s+(?:earlier|past)\s+[a-z]", re.I)
+ORDERED = re.compile(rf"\b((?i:{'|'.join(ORDINALS)}))\s+([a-z]\w+)")
+# "the last climb" is "the final climb"; "the first stage" may be "the opening stage"
+ORDER_WORDS = {"last": {"last", "final"}, "first": {"first", "opening"}}
+EARLIER = re.compile(r"\b(?:previous|prior|former)\b|\blast\s+[A-Z]|\b(?:the|an?|his|her|their|its)\s+(?:earlier|past)\s+[a-z]", re.I)
 EARLIER_WORDS = {"previous", "prior", "earlier", "former", "past", "last", "ago", "before", "once"}
 MARGIN = re.compile(
     r"\b(?:by how|margin|gap|difference|ahead|behind|clear|faster|slower|later|earlier|more than|less than)\b", re.I
@@ -215,7 +228,9 @@ def _unit(question: str) -> str | None:
         return UNITS["money"]
     if re.search(r"\bhow (?:hot|cold|warm)\b|\btemperature\b", q):
         return UNITS["temperature"]
-    if re.search(r"\bhow (?:far|high|tall|deep|wide)\b|\bdistance\b", q):
+    if re.search(r"\bhow (?:high|tall|deep)\b|\baltitude\b|\belevation\b", q):
+        return r"\b(?:metres?|meters?|feet|ft|m)\b"
+    if re.search(r"\bhow (?:far|wide)\b|\bdistance\b", q):
         return UNITS["distance"]
     if re.search(r"\bhow long\b|\bwhat (?:was|is) (?:the|his|her|their|\w+'s) (?:\w+ )?time\b", q.replace("’", "'")):
         return UNITS["time"]
