@@ -29,7 +29,7 @@ from bot.language import (
     term,
     words,
 )
-from bot.paraphrase import rewordings
+from bot.paraphrase import rewordings, speaks_otherwise
 from bot.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
 from bot.retrieval import Passage
 
@@ -193,7 +193,7 @@ class Corpus:
                 return m.group()
             return max(self.national_names[country], key=len)
 
-        return re.sub(rf"\b[Tt]he\s+([A-ZÀ-Þ][a-zß-ÿ]+)(?:\s+(?:{PERSON_NOUNS}))?\b", name, question)
+        return re.sub(rf"\b[Tt]he\s+(?:[a-z]+\s+)?([A-ZÀ-Þ][a-zß-ÿ]+)(?:\s+(?:{PERSON_NOUNS}))?\b", name, question)
 
     def mentions(self, text: str) -> list[Mention]:
         """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
@@ -270,15 +270,20 @@ class ExtractiveAnswerer:
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
         question = self.corpus.named_by_nationality(question)
-        draft = self._answer(question, passages)
-        if draft.abstained and not draft.reason:  # "runner-up" where the article says "silver": try its words
-            asked = analyse(question, self.corpus.proper_nouns).answer_type
-            for reworded in rewordings(question, lambda t: t in self.corpus.df):
-                retry = self._answer(reworded, passages, asked)
-                if not retry.abstained:
-                    log.info("answered when asked as %r", reworded)
-                    return retry
-        return draft
+        known = lambda t: t in self.corpus.df  # noqa: E731
+        # "runner-up" where the article says "silver": ask in its words too, first when the question's are foreign
+        asked = analyse(question, self.corpus.proper_nouns).answer_type
+        tries = [(r, asked) for r in rewordings(question, known)]
+        tries = [*tries, (question, None)] if speaks_otherwise(question, known) else [(question, None), *tries]
+        first = None
+        for text, kind in tries:
+            draft = self._answer(text, passages, kind)
+            if not draft.abstained or draft.reason:  # answered, or refused outright (an injection)
+                if text != question:
+                    log.info("answered when asked as %r", text)
+                return draft
+            first = first or draft
+        return first
 
     def _answer(self, question: str, passages: list[Passage], asked: AnswerType | None = None) -> Draft:
         q = analyse(question, self.corpus.proper_nouns)
@@ -645,14 +650,16 @@ TEAM_AFTER = re.compile(r"\s+(?:team|squad|club|outfit|team-?mates?|teammates?)\
 
 def _orgs(text: str, proper: set[str]) -> list[Span]:
     """Teams, clubs, outlets: names with an organization word ("Team USA"), in capitals ("NBC"), before "team"
-    ("his Nordlys Cycling team-mates"), or one hyphenated name ("Cordillera-Ruta")."""
-    return [
+    ("his Nordlys Cycling team-mates"), one hyphenated name ("Cordillera-Ruta"), a website ("Olympics.com")."""
+    sites = [Span(m.group(), m.start(), m.end()) for m in WEBSITE.finditer(text)]
+    return sites + [
         g
         for g in name_groups(text, proper)
         if any(p.lower() in ORG_WORDS for p in g.text.split())
         or re.fullmatch(r"[A-Z]{2,}", g.text)
         or TEAM_AFTER.match(text, g.end)
         or (" " not in g.text and re.search(r"\w-\w", g.text))
+        if not any(s.start <= g.start < s.end for s in sites)
     ]
 
 
@@ -683,7 +690,15 @@ def _locations(text: str, proper: set[str]) -> list[Span]:
 
 
 def _places(text: str, proper: set[str]) -> list[Span]:
-    return _dedupe(_locations(text, proper) + _nationalities(text, proper))
+    """Locations, countries, and where things are published: "under a TikTok video", "(via Olympics.com)"."""
+    online = [g for g in name_groups(text, proper) if g.text.lower() in PLATFORMS] + [
+        Span(m.group(), m.start(), m.end()) for m in WEBSITE.finditer(text)
+    ]
+    return _dedupe(_locations(text, proper) + _nationalities(text, proper) + online)
+
+
+PLATFORMS = {"tiktok", "instagram", "twitter", "youtube", "facebook", "snapchat", "threads", "weibo", "reddit"}
+WEBSITE = re.compile(r"\b[\w-]+\.(?:com|org|net|tv|co\.uk|fr|de|jp|es|it)\b")
 
 
 NUMBER = r"(?:\d+(?:[.,:]\d+)*|" + "|".join(NUMBER_WORDS) + r")"

@@ -13,6 +13,10 @@ BE = r"\b(?:(?:was|is|were|are|ended\s+up|end\s+up|finished)\s+)?"
 # (what a question may say, what a report may write instead: one wording per try, best first)
 RESULTS_VOCABULARY: list[tuple[str, list[str]]] = [
     (
+        r"\bc[ao]me\s+out\s+on\s+top\b|\btopp?(?:ed|ing)?\s+the\s+(?:podium|standings|field)\b",
+        ["win", "won the gold medal"],
+    ),
+    (
         r"\b(?:(?:ended|finished|was|were)\s+(?:up\s+)?)?on\s+(?:the\s+)?top\s+(?:step\s+)?of\s+the\s+podium\b",
         ["won the gold medal", "finished first"],
     ),
@@ -47,3 +51,13 @@ def rewordings(question: str, known: Callable[[str], bool]) -> list[str]:
         if text not in out:
             out.append(text)
     return out
+
+
+def speaks_otherwise(question: str, known: Callable[[str], bool]) -> bool:
+    """The question uses a results phrase with words the documents never use ("come out on top"): its rewordings
+    are a better first try than its own words."""
+    return any(
+        not all(known(t) for t in content_terms(m.group()))
+        for pattern, _ in RESULTS_VOCABULARY
+        for m in re.finditer(pattern, question, re.IGNORECASE)
+    )

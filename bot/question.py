@@ -41,7 +41,7 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     (
         AnswerType.QUOTE,
         r"\bwhat (?:exactly |else )?did .* (?:say|tell|write|comment|post)\b|\bwhat (?:were|was) .*\bwords\b"
-        r"|\bhow did .* (?:describe|put it|react|respond|explain)\b|\bquote\b|\bin (?:his|her|their) own words\b"
+        r"|\bhow did .* (?:describe|put it|react|respond|explain|express|sum)\b|\binto words\b|\bquote\b|\bin (?:his|her|their) own words\b"
         r"|\bwhat .*\b(?:reaction|response)\b",
     ),
     (
@@ -54,7 +54,7 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     (
         AnswerType.PLACING,
         r"\b(?:what|which) (?:place|position|rank|ranking|placing|spot)\b.*\b(?:finish|end|come|"
-        r"place|rank|get|take|earn)|\bwhere did .* (?:finish|place|rank|end up|come)\b|\bhow did .* (?:finish|place|"
+        r"place|rank|get|take|earn)|\bwhere did .* (?:finish|place|rank|end up|come|stand|sit|lie)\b|\bhow did .* (?:finish|place|"
         r"rank)\b|\bwhat (?:place|position) did\b",
     ),
     (AnswerType.MEDAL, r"\b(?:what|which) (?:medal|colou?r)\b|\bwhat kind of medal\b"),
@@ -76,7 +76,11 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
         r"^who(?:m|se)?\b|\b(?:what|which) (?:\w+ ){0,2}(?:skater|athlete|person|woman|man|runner|rider|cyclist|"
         r"driver|swimmer|player|competitor|rival|coach|winner|champion|name|team-?mate|medalist|medallist)s?\b",
     ),
-    (AnswerType.REASON, r"^why\b|\bwhat (?:caused|led|made|happened)\b|\bhow come\b|\bfor what reason\b"),
+    (
+        AnswerType.REASON,
+        r"^why\b|\bwhat (?:caused|led|made|happened)\b|\bhow come\b|\bfor what reason\b"
+        r"|\bwhat (?:went wrong|kept|stopped|prevented|cost)\b",
+    ),
 ]
 
 YES_NO_QUOTE = re.compile(
@@ -141,7 +145,9 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         lower = base.lower()
         # a capitalized word the documents never use is a name they lack ("France"), unless it follows an
         # article or adjective like a common noun does ("the last Games")
-        after_article = bool(re.search(r"\b(?:the|a|an|last|next|previous)\s+$", question[:pos], re.IGNORECASE))
+        after_article = bool(
+            re.search(r"\b(?:the|a|an|this|these|that|those|last|next|previous)\s+$", question[:pos], re.IGNORECASE)
+        )
         is_name = lower in proper_nouns or (
             i > 0 and base[:1].isupper() and lower not in _COMMON_CAPS and not after_article
         )
@@ -173,7 +179,11 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
     return Question(
         text=question,
         answer_type=kind,
-        terms=[t for t in content_terms(question) if not (kind is AnswerType.QUOTE and t in QUOTE_VERBS)],
+        terms=[
+            t
+            for t in content_terms(LIGHT_PHRASES.sub(" ", question))
+            if not (kind is AnswerType.QUOTE and t in QUOTE_VERBS)
+        ],
         names=names,
         closed=closed,
         injection=bool(INJECTION.search(question)),
@@ -200,8 +210,10 @@ ORDERED = re.compile(rf"\b((?i:{'|'.join(ORDINALS)}))\s+([a-z]\w+)")
 ORDER_WORDS = {"last": {"last", "final"}, "first": {"first", "opening"}}
 EARLIER = re.compile(r"\b(?:previous|prior|former)\b|\blast\s+[A-Z]|\b(?:the|an?|his|her|their|its)\s+(?:earlier|past)\s+[a-z]", re.I)
 EARLIER_WORDS = {"previous", "prior", "earlier", "former", "past", "last", "ago", "before", "once"}
+# "end up with", "set off from": verbs that carry no meaning of their own
+LIGHT_PHRASES = re.compile(r"\b(?:end(?:ed|s)? up|set(?:s)? off|c[ao]me(?:s)? out|go(?:es)? on|went on)\b", re.I)
 MARGIN = re.compile(
-    r"\b(?:by how|margin|gap|difference|ahead|behind|clear|faster|slower|later|earlier|more than|less than)\b", re.I
+    r"\b(?:by how|margin|gap|difference|separat\w*|between|ahead|behind|clear|faster|slower|later|earlier|more than|less than)\b", re.I
 )
 # "Who is Amber Glenn?": the question is only a name, so a description of that person answers it.
 DESCRIBE = re.compile(r"\s*(?i:who)\s+(?i:is|was|are|were)\s+[A-ZÀ-Þ][\w'’-]*(?:\s+[A-ZÀ-Þ][\w'’-]*)*\s*\??\s*")
