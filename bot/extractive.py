@@ -103,8 +103,13 @@ SPEECH = re.compile(
 )
 
 
+
+
 PERSON_NOUNS = (
     "star|skater|rider|runner|athlete|man|woman|competitor|champion|player|driver|cyclist|swimmer|guy|girl|boy"
+)
+OPENING_REFERENCE = re.compile(
+    rf"(?:[Hh]e|[Ss]he|[Tt]he\s+(?:\d+-year-old|(?:[a-z]+\s+)?(?:{PERSON_NOUNS}|winner|leader|veteran|teenager)))\b(?!['’])"
 )
 
 
@@ -241,6 +246,18 @@ class Corpus:
             if paragraph[:1] not in "‘“'\"" or start == 0:  # not a quotation running on from before
                 return set()
             start = text.rfind("\n", 0, len(text[:start].rstrip("\n"))) + 1
+        return set()
+
+    def referent(self, s: Sentence) -> set[str]:
+        """Whom a sentence opening with "He", "She" or a description ("The 26-year-old", "The winner") is about:
+        the speaker of the quotation before it, or the first person named in the closest sentence naming one."""
+        if not OPENING_REFERENCE.match(s.text):
+            return set()
+        for before in reversed(self.sentences[s.path][max(0, s.index - 3) : s.index]):
+            said_by = self.speaker(before) if self.in_quotation(before) else set()
+            named = [m.person for m in self.mentions(before.text) if m.person]
+            if said_by or named:
+                return said_by or set(named[0])
         return set()
 
     def _last_subject(self, text: str) -> set[str]:
@@ -438,7 +455,7 @@ class ExtractiveAnswerer:
         expected type is there."""
         # who is being talked about: the names of the last few sentences, the speaker of a quotation, and the
         # event itself ("the Olympics", "the marathon"), which a whole document is about
-        speaker = self.corpus.speaker(s)
+        speaker = self.corpus.speaker(s) | self.corpus.referent(s)  # who says it, or whom "The 26-year-old" means
         context_terms = {term(w) for w, _ in words(self.corpus.context(s))} | speaker
         people = [name for name in q.names if not set(name) <= EVENT_NAME_TERMS]
         named = [bool(set(name) & context_terms) for name in people]

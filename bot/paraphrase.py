@@ -34,21 +34,20 @@ RESULTS_VOCABULARY: list[tuple[str, list[str]]] = [
 
 def rewordings(question: str, known: Callable[[str], bool]) -> list[str]:
     """The question in other words that the documents use (`known(term)`: do they use it); none when it has
-    no words to reword."""
-    found = [
-        (pattern, [w for w in options if all(known(t) for t in content_terms(w))])
-        for pattern, options in RESULTS_VOCABULARY
-        if re.search(pattern, question, re.IGNORECASE)
-    ]
-    found = [(pattern, options) for pattern, options in found if options]
-    if not found:
-        return []
+    no words to reword. Rules apply in order, each to the text the ones before left ("expected to come out on
+    top" → "expected to win" → "the favorite to win")."""
+    usable = [(p, [w for w in options if all(known(t) for t in content_terms(w))]) for p, options in RESULTS_VOCABULARY]
+    found, text = [], question
+    for pattern, options in usable:
+        if options and re.search(pattern, text, re.IGNORECASE):
+            found.append((pattern, options))
+            text = re.sub(pattern, options[0], text, flags=re.IGNORECASE)
     out = []
     for choice in itertools.islice(itertools.product(*(options for _, options in found)), MAX_TRIES):
         text = question
         for (pattern, _), wording in zip(found, choice, strict=True):
             text = re.sub(pattern, wording, text, flags=re.IGNORECASE)
-        if text not in out:
+        if text not in out and text != question:
             out.append(text)
     return out
 
