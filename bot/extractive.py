@@ -60,7 +60,7 @@ UNREALIZED_PENALTY = 0.15
 SPEAKER_BONUS = 0.15  # a quote question prefers the asked person's own words
 # "in a good position to win", "was expected to finish": the event after "to" may not have happened.
 UNREALIZED = re.compile(
-    r"\b(?:position|hop\w*|expect\w*|favou?rite\w*|chance|bid|aim\w*|tr(?:y|ied|ying)|want\w*|poised|likely"
+    r"\b(?:here|there|position|hop\w*|expect\w*|favou?rite\w*|chance|bid|aim\w*|tr(?:y|ied|ying)|want\w*|poised|likely"
     r"|attempt\w*|fail\w*|set|going|hopes)\s+to\s+(?:\w+\s+){0,3}\w+|(?:\w+\s+){0,2}favou?rites?\b",
     re.IGNORECASE,
 )
@@ -342,6 +342,8 @@ class ExtractiveAnswerer:
             log.info("abstain: too little of the question is in the best sentence")
             return self._abstain()
 
+        if q.count > 1 and q.answer_type is AnswerType.PERSON:
+            return self._several(q, supported, needed)
         phrase = self._phrase(q, best)
         if phrase:
             return Draft(f"{_capitalize(phrase)} [1].", False, [best])
@@ -478,8 +480,11 @@ class ExtractiveAnswerer:
             else (_realized_terms(q, window_text))
         )
         own = _realized_terms(q, _without_durations(s.text))
+        nationality = self._asked_nationality(q)
         # a placing, medal or number must be in the sentence itself; a country or day may be in the one before
-        if any(c not in (own if c in EXACT_CLOSED or c[:1].isdigit() else window) for c in q.closed):
+        if any(
+            c not in (own if c in EXACT_CLOSED or c[:1].isdigit() else window) for c in q.closed if c != nationality
+        ):
             return False
         if q.answer_type is not AnswerType.QUOTE and not _orders_match(q, s.text):
             return False
@@ -555,13 +560,25 @@ class ExtractiveAnswerer:
         ]
         if q.answer_type is AnswerType.PERSON and q.relation:
             found = self._doers(q, s.text) or found  # "Who was recording them?" — "a cameraman was recording them"
+            agents = _agents(q.relation, s.text, mentions)
+            if agents and not (q.relation in RESULT_VERBS and set(q.closed) & EXACT_CLOSED):  # placings: below  # "Who won the stage?": who won it, not who else the sentence names
+                found = [
+                    c
+                    for c in found
+                    if c.text[:1].islower()  # "a cameraman"
+                    or any({term(w) for w, _ in words(c.text)} & a for a in agents)
+                ]
         if q.type_word == "date" and any(re.search(r"\d", c.text) for c in found):
             found = [c for c in found if re.search(r"\d", c.text)]  # "What date…": "12 June", not "Sunday"
         anchored = _anchored(q, s.text, found, mentions)
         if anchored:  # "won in 2 hours, 8 minutes…" answers the winning time; "…who was second in 2:09:28" does not
             found = anchored
+        nationality = self._asked_nationality(q)
+        if nationality:  # "Which American skaters…": people the documents call American
+            people = self.corpus.nationals[_country(q.surface.get(nationality, nationality))]
+            found = [c for c in found if any({term(w) for w, _ in words(c.text)} & p for p in people)]
         if q.answer_type is AnswerType.PERSON and q.closed:  # "Who finished fourth?": whose fourth place it is
-            holders = [owner(s.text, pos, mentions) for w, pos in words(s.text) if term(w) in q.closed]
+            holders = [owner(s.text, pos, mentions) for w, pos in words(s.text) if term(w) in set(q.closed) & EXACT_CLOSED]
             known = [h.person for h in holders if h and h.person]
             if known:
                 found = [c for c in found if any({term(w) for w, _ in words(c.text)} & h for h in known)]
@@ -608,6 +625,37 @@ class ExtractiveAnswerer:
         if distance[1][0] - distance[0][0] < 8:  # about two words apart: too close to call
             return ""
         return distance[0][1]
+
+    def _asked_nationality(self, q: Question) -> str | None:
+        """The closed term of "Which American skater…" when it describes the person asked for and the documents
+        say who is American; it is then checked on the person, not the sentence."""
+        if q.answer_type is not AnswerType.PERSON:
+            return None
+        for c in q.closed:
+            country = _country(q.surface.get(c, c))
+            if country and self.corpus.nationals.get(country):
+                return c
+        return None
+
+    def _several(self, q: Question, supported: list[Sentence], needed: float) -> Draft:
+        """ "Which two skaters…": a person from each of the best sentences, until there are as many as asked."""
+        names: list[tuple[str, int]] = []
+        quotes: list[Sentence] = []
+        for s in supported:
+            if s.coverage < needed and s.dense < MIN_DENSE_ALONE:
+                continue
+            for c in s.candidates:
+                terms = {term(w) for w, _ in words(c.text)}
+                if any(terms & {term(w) for w, _ in words(n)} for n, _ in names):
+                    continue
+                if s not in quotes:
+                    quotes.append(s)
+                names.append((c.text, quotes.index(s) + 1))
+                if len(names) == q.count:
+                    text = " and ".join(f"{n} [{i}]" for n, i in names)
+                    return Draft(_capitalize(text) + ".", False, quotes)
+        log.info("abstain: asked for %d people, found %d", q.count, len(names))
+        return self._abstain()
 
     def _second_sentence(self, q: Question, best: Sentence, rest: list[Sentence]) -> list[Sentence]:
         """Add a second sentence when it is nearly as good and brings key terms the first lacks."""
@@ -863,6 +911,24 @@ def _result_stated(q: Question, text: str) -> bool:
         if set(terms) & set(q.closed) & EXACT_CLOSED and (set(terms) - after_placing) & (RESULT_VERBS | {"be"}):
             return True
     return False
+
+
+def _agents(relation: str, text: str, mentions: list[Mention]) -> list[frozenset[str]]:
+    """Who does the verb in the sentence: the person after "by" ("consoled by American Alysa Liu"), else the
+    subject of the verb's clause ("Norway's Eirik Solvang won the fifth stage")."""
+    agents = []
+    for w, pos in words(text):
+        if term(w) != relation:
+            continue
+        by = re.match(r"\s+by\s+", text[pos + len(w) :])
+        if by:
+            start = pos + len(w) + by.end()
+            who = next((m for m in mentions if m.span.start >= start - 1), None)
+        else:
+            who = owner(text, pos, mentions)
+        if who and who.person:
+            agents.append(who.person)
+    return agents
 
 
 def _without_durations(text: str) -> str:

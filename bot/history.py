@@ -11,7 +11,7 @@ SUBJECT_PRONOUNS = {"she", "he", "they"}
 OBJECT_PRONOUNS = {"her", "him", "them"}
 POSSESSIVES = {"his", "her", "their", "hers", "theirs"}
 FOLLOW_UP_LEAD = re.compile(
-    r"^\s*(?:and|but|also|so|then|what about|how about|and what about|and how about)\b[\s,]*", re.IGNORECASE
+    r"^\s*(?:and what about|and how about|what about|how about|and|but|also|so|then)\b[\s,]*", re.IGNORECASE
 )
 WH = re.compile(
     r"^\s*(?:who|whom|whose|what|which|when|where|why|how|is|was|did|does|do|has|had|can|could)\b", re.IGNORECASE

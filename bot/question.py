@@ -119,6 +119,7 @@ class Question:
     margin: bool = False  # "By how much…", "how far behind…": a gap between two values is the answer
     ordered: list[tuple[str, str]] = field(default_factory=list)  # "his first marathon" → (first, marathon)
     earlier: bool = False  # "at the previous Olympics": about an earlier time than the event
+    count: int = 1  # "Which two skaters…": how many answers are asked for
     injection: bool = False
 
 
@@ -176,13 +177,16 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         if " " in country and country in question.lower():
             closed.append(country)
     kind = answer_type(question)
+    count = _count(question)
+    if count > 1:  # "which two": how many answers, not a number the answer must contain
+        closed = [c for c in closed if NUMBER_WORDS.get(c) != count]
     return Question(
         text=question,
         answer_type=kind,
         terms=[
             t
             for t in content_terms(LIGHT_PHRASES.sub(" ", question))
-            if not (kind is AnswerType.QUOTE and t in QUOTE_VERBS)
+            if not (kind is AnswerType.QUOTE and t in QUOTE_VERBS) and not (count > 1 and NUMBER_WORDS.get(t) == count)
         ],
         names=names,
         closed=closed,
@@ -197,6 +201,7 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         margin=bool(MARGIN.search(question)),
         ordered=ordered,
         earlier=bool(EARLIER.search(question)),
+        count=count,
         relation=_relation(question, proper_nouns),
         roles=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS]
         if ROLE.match(question)
@@ -231,6 +236,11 @@ UNITS = {
     "distance": r"\b(?:metres?|meters?|kilometres?|kilometers?|km|miles?|yards?|feet|foot|m)\b",
     "temperature": r"°|\bdegrees?\b",
 }
+
+
+def _count(question: str) -> int:
+    m = re.search(r"\b(?:which|what|who (?:were|are) the|the)\s+(?:other\s+)?(two|three|four|five|both)\b", question, re.I)
+    return 1 if not m else 2 if m.group(1).lower() == "both" else NUMBER_WORDS[m.group(1).lower()]
 
 
 def _unit(question: str) -> str | None:
@@ -300,7 +310,10 @@ def _relation(question: str, proper_nouns: set[str]) -> str | None:
         re.IGNORECASE,
     )
     if not m or m.group(1).lower() in STOP_NOUNS or m.group(1).lower() in proper_nouns:
-        return None
+        # "Which skaters…, who comforted her", "the riders who went down with him": the verb of the who-clause
+        m = re.search(r"\w\s+who\s+(?:(?:had|has|have|was|were)\s+)?([a-z]\w+)\b", question)
+        if not m or m.group(1).lower() in STOP_NOUNS:
+            return None
     return term(m.group(1))
 
 
