@@ -241,7 +241,11 @@ class Corpus:
             m = SPEECH.search(paragraph)
             if m and (m.group(1) or m.group(2)):
                 return {term(w) for w, _ in words(m.group(1) or m.group(2))}
-            if m:  # "The skater said", "She added": whom the sentence before was about
+            if m:  # "the Frenchman said": the one Frenchman; "The skater said", "She added": whom the text before is about
+                described = re.match(r"[Tt]he\s+([\w-]+)", m.group())
+                country = _country(described.group(1)) if described else ""
+                if country and self.national(country):
+                    return set(self.national(country))
                 return self._last_subject(text[max(0, start - NAME_CONTEXT_CHARS) : start + m.start()])
             if paragraph[:1] not in "‘“'\"" or start == 0:  # not a quotation running on from before
                 return set()
@@ -261,7 +265,8 @@ class Corpus:
         return set()
 
     def _last_subject(self, text: str) -> set[str]:
-        """The first person named in the last sentence of `text` that names anyone."""
+        """The first person named in the last sentence of `text` that names anyone (outside quotation marks)."""
+        text = re.sub(r"[“\"][^”\"]*[”\"]", " ", text)
         for sentence in reversed(split_sentences(text)):
             named = [m for m in self.mentions(sentence.text) if m.person]
             if named:
@@ -658,7 +663,14 @@ class ExtractiveAnswerer:
         return self._abstain()
 
     def _second_sentence(self, q: Question, best: Sentence, rest: list[Sentence]) -> list[Sentence]:
-        """Add a second sentence when it is nearly as good and brings key terms the first lacks."""
+        """Add a second sentence when it is nearly as good and brings key terms the first lacks; for a quotation,
+        the sentence that carries it on ("I saw him fall…" "In my village we are taught…")."""
+        if q.answer_type is AnswerType.QUOTE:
+            following = self.corpus.sentences[best.path][best.index + 1 : best.index + 2]
+            speaker = self.corpus.speaker(best)
+            runs_on = best.text.rstrip()[-1:] not in "”\"’'"  # the quotation has not closed
+            if following and speaker and runs_on and self.corpus.speaker(following[0]) == speaker:
+                return [replace(following[0], chunk_id=following[0].chunk_id or best.chunk_id)]
         if q.answer_type in PHRASE_TYPES - {AnswerType.PERSON} or not rest:
             return []
         best_terms = {term(w) for w, _ in words(best.text)}

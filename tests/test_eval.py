@@ -215,9 +215,9 @@ def evaluation_run(tmp_path_factory):
     return json.loads(proc.stdout), out
 
 
-def test_eval_runs_both_sets_and_writes_the_report(evaluation_run):
+def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
     result, out = evaluation_run
-    assert [d["name"] for d in result["datasets"]] == ["event_qa", "marathon_qa"]
+    assert [d["name"] for d in result["datasets"]] == ["cycling_qa", "event_qa", "event_qa_fresh", "marathon_qa"]
     for d in result["datasets"]:
         items = d["results"]["default"]["items"]
         assert len(items) == sum(1 for line in (ROOT / d["path"]).read_text().splitlines() if line.strip())
@@ -226,12 +226,15 @@ def test_eval_runs_both_sets_and_writes_the_report(evaluation_run):
     assert (out / "report.png").read_bytes()[:4] == b"\x89PNG"
 
 
-# Regression floors, a little under what the extractive answerer measured on 2026-11-30 (event_qa: accuracy
-# 0.74, abstention P/R 0.71/0.96; marathon_qa: 0.72, 0.71/0.86). Issue 4's targets (0.90 / 0.85, abstention
-# P and R 0.90) are not reached yet; raise these floors as the answerer improves, never lower them.
+# Regression floors, a little under what the extractive answerer measured on 2026-11-30. event_qa and marathon_qa
+# are the sets the answerer was developed on (accuracy 0.86 / 0.89); event_qa_fresh (new questions on the article)
+# and cycling_qa (a third document) were written later by people who never saw the answerer, and measure how it
+# does on questions it was not shaped by (0.72 / 0.62 when written). Raise these as the answerer improves.
 FLOORS = {
-    "event_qa": {"accuracy": 0.70, "abstention_precision": 0.65, "abstention_recall": 0.90, "grounded_names": 1.0},
-    "marathon_qa": {"accuracy": 0.68, "abstention_precision": 0.65, "abstention_recall": 0.80, "grounded_names": 1.0},
+    "event_qa": {"accuracy": 0.83, "abstention_precision": 0.80, "abstention_recall": 0.90, "grounded_names": 1.0},
+    "marathon_qa": {"accuracy": 0.85, "abstention_precision": 0.75, "abstention_recall": 0.90, "grounded_names": 1.0},
+    "event_qa_fresh": {"accuracy": 0.68, "abstention_precision": 0.50, "abstention_recall": 0.90, "grounded_names": 1.0},
+    "cycling_qa": {"accuracy": 0.58, "abstention_precision": 0.45, "abstention_recall": 0.85, "grounded_names": 1.0},
 }
 
 
