@@ -336,10 +336,16 @@ class ExtractiveAnswerer:
             best.text,
         )
         # (quote questions paraphrase what was said: "the end of her career" for "how my story ends")
-        if q.answer_type is not AnswerType.QUOTE and best.dense < MIN_DENSE_ALONE and self._unknown_terms(q, best):
+        typed = q.answer_type in PHRASE_TYPES and bool(best.candidates)
+        measured = typed and q.unit and q.names  # "How many points separated Sakamoto from Liu in the standings?"
+        if (
+            q.answer_type is not AnswerType.QUOTE
+            and not measured
+            and best.dense < MIN_DENSE_ALONE
+            and self._unknown_terms(q, best)
+        ):
             log.info("abstain: the documents never use %s", self._unknown_terms(q, best))
             return self._abstain()
-        typed = q.answer_type in PHRASE_TYPES and bool(best.candidates)
         needed = MIN_COVERAGE_TYPED if typed else MIN_COVERAGE
         if typed and q.unit:  # "how hot…" answered by "27 degrees": the unit already shows it is the answer
             needed = 0.0
@@ -573,7 +579,7 @@ class ExtractiveAnswerer:
                     if c.text[:1].islower()  # "a cameraman"
                     or any({term(w) for w, _ in words(c.text)} & a for a in agents)
                 ]
-        if q.type_word == "date" and any(re.search(r"\d", c.text) for c in found):
+        if q.type_word == "date":
             found = [c for c in found if re.search(r"\d", c.text)]  # "What date…": "12 June", not "Sunday"
         anchored = _anchored(q, s.text, found, mentions)
         if anchored:  # "won in 2 hours, 8 minutes…" answers the winning time; "…who was second in 2:09:28" does not

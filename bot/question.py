@@ -213,7 +213,9 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
 ORDERED = re.compile(rf"\b((?i:{'|'.join(ORDINALS)}))\s+([a-z]\w+)")
 # "the last climb" is "the final climb"; "the first stage" may be "the opening stage"
 ORDER_WORDS = {"last": {"last", "final"}, "first": {"first", "opening"}}
-EARLIER = re.compile(r"\b(?:previous|prior|former)\b|\blast\s+[A-Z]|\b(?:the|an?|his|her|their|its)\s+(?:earlier|past)\s+[a-z]", re.I)
+EARLIER = re.compile(
+    r"\b(?i:previous|prior|former)\b|\b(?i:last)\s+[A-Z]|\b(?i:the|an?|his|her|their|its)\s+(?i:earlier|past)\s+[a-z]"
+)
 EARLIER_WORDS = {"previous", "prior", "earlier", "former", "past", "last", "ago", "before", "once"}
 # "end up with", "set off from": verbs that carry no meaning of their own
 LIGHT_PHRASES = re.compile(r"\b(?:end(?:ed|s)? up|set(?:s)? off|c[ao]me(?:s)? out|go(?:es)? on|went on)\b", re.I)
