@@ -50,6 +50,7 @@ CAUSAL = re.compile(
 )  # the sentence right after the best one, for what-happened questions
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
 EVENT_NAME_TERMS = {term(w) for w in ORG_WORDS}
+ADDRESSED = re.compile(r"\b(?:said|says|saying|told|tells|shouted|yelled)\s+(?:to\s+)?(?:him|her|them|the\s+\w+|[A-Z]\w+)\b")
 OWNER_GAP_CHARS = 8  # "Kiprop, 27," / "31-year-old Haldane": a value this close belongs to that name
 RESULT_VERBS = {term(w) for w in ("finish", "come", "end", "place", "take", "win", "claim", "earn", "secure", "cross")}
 EXACT_CLOSED = {term(w) for w in ORDINALS | MEDALS} | {term(w) for w in NUMBER_WORDS}
@@ -294,7 +295,7 @@ class ExtractiveAnswerer:
         question = self.corpus.named_by_nationality(question)
         known = lambda t: t in self.corpus.df  # noqa: E731
         # "runner-up" where the article says "silver": ask in its words too, first when the question's are foreign
-        asked = analyse(question, self.corpus.proper_nouns).answer_type
+        asked = analyse(question, self.corpus.proper_nouns)
         tries = [(r, asked) for r in rewordings(question, known)]
         tries = [*tries, (question, None)] if speaks_otherwise(question, known) else [(question, None), *tries]
         first = None
@@ -307,10 +308,12 @@ class ExtractiveAnswerer:
             first = first or draft
         return first
 
-    def _answer(self, question: str, passages: list[Passage], asked: AnswerType | None = None) -> Draft:
+    def _answer(self, question: str, passages: list[Passage], asked: Question | None = None) -> Draft:
         q = analyse(question, self.corpus.proper_nouns)
         if asked:  # reworded: still the kind of answer first asked for
-            q.answer_type = asked
+            q.answer_type = asked.answer_type
+            if asked.answer_type not in PHRASE_TYPES:  # a reason need not name the medal its rewording brought in
+                q.closed = asked.closed
         if q.injection:
             return self._abstain("it only answers questions about the documents, and follows no instructions")
         if not q.terms or not passages:
@@ -519,6 +522,8 @@ class ExtractiveAnswerer:
         if q.type_word and not self._holds_roles(q, s, window, [q.type_word]):
             return False  # "Which jumps did she miss?" needs a sentence that speaks of jumps
         if q.answer_type is AnswerType.QUOTE:
+            if q.addressee and not ADDRESSED.search(self.corpus.window(s)):
+                return False  # "What did she say to him?" needs words said to someone, not a quote in general
             return self.corpus.in_quotation(s)
         return True
 

@@ -120,6 +120,7 @@ class Question:
     ordered: list[tuple[str, str]] = field(default_factory=list)  # "his first marathon" → (first, marathon)
     earlier: bool = False  # "at the previous Olympics": about an earlier time than the event
     count: int = 1  # "Which two skaters…": how many answers are asked for
+    addressee: bool = False  # "What did she say to him?": words said to someone in particular
     injection: bool = False
 
 
@@ -202,6 +203,7 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         ordered=ordered,
         earlier=bool(EARLIER.search(question)),
         count=count,
+        addressee=bool(re.search(r"\b(?:say|said|tell|told|shout|shouted|yell|yelled)\s+to\s+\w", question, re.I)),
         relation=_relation(question, proper_nouns),
         roles=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS]
         if ROLE.match(question)
