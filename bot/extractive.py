@@ -44,8 +44,8 @@ SECOND_SENTENCE_RATIO = 0.9
 NEXT_SENTENCE_RATIO = 0.8
 CAUSE_BONUS = 0.15  # a why-question prefers a sentence that gives a cause
 CAUSAL = re.compile(
-    r"\b(?:because|caused?|due to|led to|leading to|since|so that|as a result|after|mistakes?|errors?"
-    r"|reason)\b",
+    r"\b(?:because|caused?|causing|due to|led to|leading to|since|so that|as a result|after|mistakes?|errors?"
+    r"|reason|realized|realised|thanks to|owing to|therefore)\b",
     re.IGNORECASE,
 )  # the sentence right after the best one, for what-happened questions
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
@@ -521,6 +521,8 @@ class ExtractiveAnswerer:
             return bool(s.candidates)
         if q.type_word and not self._holds_roles(q, s, window, [q.type_word]):
             return False  # "Which jumps did she miss?" needs a sentence that speaks of jumps
+        if q.answer_type is AnswerType.REASON and not CAUSAL.search(s.text):
+            return False  # a reason is given with "because", "caused", "after", "realized"…
         if q.answer_type is AnswerType.QUOTE:
             if q.addressee and not ADDRESSED.search(self.corpus.window(s)):
                 return False  # "What did she say to him?" needs words said to someone, not a quote in general
