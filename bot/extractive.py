@@ -174,13 +174,22 @@ class Corpus:
         """Whom each country's word is used for: "Japan's Kaori Sakamoto", "American competitor Amber Glenn"."""
         self.nationals: dict[str, list[frozenset[str]]] = {}
         self.national_names: dict[str, list[str]] = {}
+        self.people: set[frozenset[str]] = set()
         for s in (s for sents in self.sentences.values() for s in sents):
             for p in person_names(s.text, self.proper_nouns):
+                self.people.add(frozenset(term(w) for w, _ in words(p.text)))
                 m = re.search(r"([^\W\d_]+)(?:['’]s\s+|\s+(?:[a-z]+\s+){0,2})$", s.text[: p.start])
                 country = m and _country(m.group(1))
                 if country:
                     self.nationals.setdefault(country, []).append(frozenset(term(w) for w, _ in words(p.text)))
                     self.national_names.setdefault(country, []).append(p.text)
+
+    def full_name(self, name: list[str]) -> list[str]:
+        """ "Kaori" → Kaori Sakamoto, "Amber" → Amber Glenn: the one person the documents name with these words."""
+        matches = [p for p in self.people if set(name) & p]
+        if matches and all(a & b for a in matches for b in matches):
+            return sorted(set(name).union(*matches))
+        return name
 
     def national(self, country: str) -> frozenset[str]:
         """The one person of that country the documents name ("the Briton"), or empty when there are several."""
@@ -297,7 +306,8 @@ class ExtractiveAnswerer:
         # "runner-up" where the article says "silver": ask in its words too, first when the question's are foreign
         asked = analyse(question, self.corpus.proper_nouns)
         tries = [(r, asked) for r in rewordings(question, known)]
-        tries = [*tries, (question, None)] if speaks_otherwise(question, known) else [(question, None), *tries]
+        foreign = speaks_otherwise(question, known) and asked.answer_type is not AnswerType.QUOTE  # quotes paraphrase
+        tries = [*tries, (question, None)] if foreign else [(question, None), *tries]
         first = None
         for text, kind in tries:
             draft = self._answer(text, passages, kind)
@@ -310,6 +320,7 @@ class ExtractiveAnswerer:
 
     def _answer(self, question: str, passages: list[Passage], asked: Question | None = None) -> Draft:
         q = analyse(question, self.corpus.proper_nouns)
+        q.names = [self.corpus.full_name(name) for name in q.names]
         if asked:  # reworded: still the kind of answer first asked for
             q.answer_type = asked.answer_type
             if asked.answer_type not in PHRASE_TYPES:  # a reason need not name the medal its rewording brought in
@@ -573,6 +584,7 @@ class ExtractiveAnswerer:
             and (ago_ok or not re.match(r"\s+ago\b", s.text[c.end :]))  # "two days ago" says when, not how long
             and not any(a <= c.start < b for a, b in unrealized)  # "a good position to win gold" is no medal
             and not (asked and q.answer_type is not AnswerType.PERSON and _owned_by_other(s.text, c, mentions, asked))
+            and not (q.someone_else and _owned_by_asked(s.text, c, mentions, asked))  # "the man who helped Haldane"
             and unit_ok(c)  # "how many miles" is not answered in hours
             and (q.margin or not DIFFERENCE.match(s.text[c.end :]))  # "47 seconds ahead" is a gap, not a time
         ]
@@ -694,7 +706,7 @@ class ExtractiveAnswerer:
         if q.answer_type in {AnswerType.ANY, AnswerType.REASON}:
             # "What did Glenn do when…": what happened next is often told in the sentence that follows
             following = [s for s in rest if s.path == best.path and s.index == best.index + 1]
-            if following and following[0].score >= NEXT_SENTENCE_RATIO * best.score:
+            if following and (q.reaction or following[0].score >= NEXT_SENTENCE_RATIO * best.score):
                 return following
         return []
 
@@ -852,7 +864,16 @@ def _placings(text: str, proper: set[str]) -> list[Span]:
     return sorted(ordinals + _medals(text, proper), key=lambda c: c.start)
 
 
+QUOTED_NAME = re.compile(r"[‘“'\"]((?:[A-ZÀ-Þ][\w'’-]*)(?:\s+[A-ZÀ-Þ][\w'’-]*){0,3})[’”'\"]")
+
+
+def _nicknames(text: str, proper: set[str]) -> list[Span]:
+    """What something is called: a capitalized name in quotation marks ("the American ‘Blade Angels’")."""
+    return [Span(m.group(1), m.start(1), m.end(1)) for m in QUOTED_NAME.finditer(text)]
+
+
 CANDIDATE_FINDERS = {
+    AnswerType.NAME: _nicknames,
     AnswerType.PERSON: person_names,
     AnswerType.ORG: _orgs,
     AnswerType.PLACE: _places,
@@ -965,6 +986,11 @@ def _owned_by_other(text: str, candidate: Span, mentions: list[Mention], asked: 
     """The value is said of someone other than the person asked about: "Kiprop, 27," is not Wanjiru's age."""
     who = _owner(text, candidate, mentions)
     return bool(who and who.person) and not any(who.person & a for a in asked)
+
+
+def _owned_by_asked(text: str, candidate: Span, mentions: list[Mention], asked: list[set[str]]) -> bool:
+    who = _owner(text, candidate, mentions)
+    return bool(who and who.person) and any(who.person & a for a in asked)
 
 
 def _owner(text: str, candidate: Span, mentions: list[Mention]) -> Mention | None:

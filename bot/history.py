@@ -4,14 +4,16 @@ people and terms of the previous turns, giving a question that stands on its own
 import re
 
 from bot.answer import Turn
-from bot.language import words
+from bot.language import STOPWORDS, words
 from bot.question import CLOSED_CLASS
 
 SUBJECT_PRONOUNS = {"she", "he", "they"}
 OBJECT_PRONOUNS = {"her", "him", "them"}
 POSSESSIVES = {"his", "her", "their", "hers", "theirs"}
 FOLLOW_UP_LEAD = re.compile(
-    r"^\s*(?:and what about|and how about|what about|how about|and|but|also|so|then)\b[\s,]*", re.IGNORECASE
+    r"^\s*(?:(?:ok|okay|right|well|so)\b[\s,]*)?(?:and what about|and how about|what about|how about|and|but|also|so|then)\b"
+    r"[\s,]*",
+    re.IGNORECASE,
 )
 WH = re.compile(
     r"^\s*(?:who|whom|whose|what|which|when|where|why|how|is|was|did|does|do|has|had|can|could)\b", re.IGNORECASE
@@ -74,9 +76,9 @@ def _replace_pronouns(text: str, person: str) -> str:
 
 
 def _is_verbish(text: str) -> bool:
-    """After "her": a word like "to", "after", "when" means "her" is an object, not a possessive."""
+    """After "her": a function word ("to", "after", "did") or a verb means "her" is an object, not a possessive."""
     first = text.split(None, 1)[0].lower().strip("?.,!") if text.split() else ""
-    return first in {
+    return first in STOPWORDS or first in {
         "to",
         "after",
         "when",

@@ -12,6 +12,7 @@ from bot.language import (
     NAME_PARTICLES,
     NUMBER_WORDS,
     ORDINALS,
+    ORG_WORDS,
     STOPWORDS,
     WEEKDAYS,
     content_terms,
@@ -31,6 +32,7 @@ class AnswerType(StrEnum):
     MEDAL = "medal"
     PLACING = "placing"
     QUOTE = "quote"
+    NAME = "name"
     REASON = "reason"
     ANY = "any"
 
@@ -44,11 +46,20 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
         r"|\bhow did .* (?:describe|put it|react|respond|explain|express|sum)\b|\binto words\b|\bquote\b|\bin (?:his|her|their) own words\b"
         r"|\bwhat .*\b(?:reaction|response)\b",
     ),
+    (  # "Did Glenn finish on the podium?" is answered by where she finished; so is "What was her ranking?"
+        AnswerType.PLACING,
+        r"^(?!.*\b(?:expect|favou?r|tipped|predict|hop))(?:did|was|is|were|has|had)\b.*\b(?:podium|medal|finish\w*"
+        r"|place[ds]?|win|won)\b|\b(?:ranking|ranked)\b",
+    ),
     (
         AnswerType.NUMBER,
         r"\bhow (?:many|much|long|far|fast|big|high|tall|steep|deep|wide)\b|\bby how\b|\bwhat (?:score|number|margin|"
         r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bhow (?:hot|cold|warm|heavy|tall)\b|\bwhat (?:was|is|were) (?:the|his|her|their) (?:\w+ )?(?:time|score|margin|total|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b"
         r"|\bwhat (?:was|is|were) \w+(?: \w+)?['’]s (?:\w+ )?(?:score|time|margin|total)\b",
+    ),
+    (
+        AnswerType.NAME,
+        r"\bnick-?names?\b|\bwhat (?:are|is|were|was) (?:they|the \w+|\w+) (?:called|known as|nicknamed)\b",
     ),
     (AnswerType.TIME, r"^when\b|\b(?:what|which) (?:\w+ )?(?:day|date|year|month|time of)\b|\bon what\b"),
     (
@@ -120,6 +131,8 @@ class Question:
     ordered: list[tuple[str, str]] = field(default_factory=list)  # "his first marathon" → (first, marathon)
     earlier: bool = False  # "at the previous Olympics": about an earlier time than the event
     count: int = 1  # "Which two skaters…": how many answers are asked for
+    reaction: bool = False  # "What did Glenn do when she noticed the camera?": what happened next answers it
+    someone_else: bool = False  # "the man who helped Haldane": asks about someone described, not the one named
     addressee: bool = False  # "What did she say to him?": words said to someone in particular
     injection: bool = False
 
@@ -129,6 +142,12 @@ def answer_type(question: str) -> AnswerType:
     q = question.lower().replace("’", "'")
     if YES_NO_QUOTE.match(q):  # "Did Solvang say when he knew…": what he said answers it
         return AnswerType.QUOTE
+    # "When Glenn noticed the camera, what did she do?": the question is the clause after the comma
+    after_clause = re.search(
+        r"^(?:when|while|after|before|once|if)\b[^,]*,\s*(?=(?:who|what|which|where|why|how)\b)", q
+    )
+    if after_clause:
+        q = q[after_clause.end() :]
     first = re.search(r"\b(?:who|whom|whose|what|which|when|where|why|how)\b", q)
     q = q[first.start() :] if first else q
     for kind, pattern in TYPE_PATTERNS:
@@ -150,7 +169,7 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         after_article = bool(
             re.search(r"\b(?:the|a|an|this|these|that|those|last|next|previous)\s+$", question[:pos], re.IGNORECASE)
         )
-        is_name = lower in proper_nouns or (
+        is_name = (lower in proper_nouns and not (base.islower() and lower in ORG_WORDS)) or (
             i > 0 and base[:1].isupper() and lower not in _COMMON_CAPS and not after_article
         )
         if is_name and lower not in CLOSED_CLASS:
@@ -167,7 +186,11 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
             current = []
     if current:
         names.append(current)
-    ordered = [(m.group(1).lower(), term(m.group(2))) for m in ORDERED.finditer(question) if m.group(2).lower() not in STOP_NOUNS]
+    ordered = [
+        (m.group(1).lower(), term(m.group(2)))
+        for m in ORDERED.finditer(question)
+        if m.group(2).lower() not in STOP_NOUNS
+    ]
     closed = [
         term(w)
         for w, _ in tokens
@@ -203,6 +226,17 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         ordered=ordered,
         earlier=bool(EARLIER.search(question)),
         count=count,
+        reaction=bool(
+            re.search(r"\bwhat did\b.*\bdo\b", question, re.I)
+            and re.search(r"\b(?:when|once|after|as soon as|as)\b", question, re.I)
+        ),
+        someone_else=bool(
+            re.search(
+                r"\b(?:the|a)\s+(?:\w+\s+)?(?:man|woman|person|one|guy|rider|runner|skater|athlete|competitor)\s+who\b",
+                question,
+                re.I,
+            )
+        ),
         addressee=bool(re.search(r"\b(?:say|said|tell|told|shout|shouted|yell|yelled)\s+to\s+\w", question, re.I)),
         relation=_relation(question, proper_nouns),
         roles=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS]
@@ -222,7 +256,8 @@ EARLIER_WORDS = {"previous", "prior", "earlier", "former", "past", "last", "ago"
 # "end up with", "set off from": verbs that carry no meaning of their own
 LIGHT_PHRASES = re.compile(r"\b(?:end(?:ed|s)? up|set(?:s)? off|c[ao]me(?:s)? out|go(?:es)? on|went on)\b", re.I)
 MARGIN = re.compile(
-    r"\b(?:by how|margin|gap|difference|separat\w*|between|ahead|behind|clear|faster|slower|later|earlier|more than|less than)\b", re.I
+    r"\b(?:by how|margin|gap|difference|separat\w*|between|ahead|behind|clear|faster|slower|later|earlier|more than|less than)\b",
+    re.I,
 )
 # "Who is Amber Glenn?": the question is only a name, so a description of that person answers it.
 DESCRIBE = re.compile(r"\s*(?i:who)\s+(?i:is|was|are|were)\s+[A-ZÀ-Þ][\w'’-]*(?:\s+[A-ZÀ-Þ][\w'’-]*)*\s*\??\s*")
@@ -243,7 +278,9 @@ UNITS = {
 
 
 def _count(question: str) -> int:
-    m = re.search(r"\b(?:which|what|who (?:were|are) the|the)\s+(?:other\s+)?(two|three|four|five|both)\b", question, re.I)
+    m = re.search(
+        r"\b(?:which|what|who (?:were|are) the|the)\s+(?:other\s+)?(two|three|four|five|both)\b", question, re.I
+    )
     return 1 if not m else 2 if m.group(1).lower() == "both" else NUMBER_WORDS[m.group(1).lower()]
 
 
