@@ -51,6 +51,7 @@ CAUSAL = re.compile(
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
 EVENT_NAME_TERMS = {term(w) for w in ORG_WORDS}
 ADDRESSED = re.compile(r"\b(?:said|says|saying|told|tells|shouted|yelled)\s+(?:to\s+)?(?:him|her|them|the\s+\w+|[A-Z]\w+)\b")
+SELF_EVIDENT_TYPES = {AnswerType.PLACING, AnswerType.MEDAL, AnswerType.AGE, AnswerType.NAME, AnswerType.NATIONALITY}
 OWNER_GAP_CHARS = 8  # "Kiprop, 27," / "31-year-old Haldane": a value this close belongs to that name
 RESULT_VERBS = {term(w) for w in ("finish", "come", "end", "place", "take", "win", "claim", "earn", "secure", "cross")}
 EXACT_CLOSED = {term(w) for w in ORDINALS | MEDALS} | {term(w) for w in NUMBER_WORDS}
@@ -351,7 +352,9 @@ class ExtractiveAnswerer:
         )
         # (quote questions paraphrase what was said: "the end of her career" for "how my story ends")
         typed = q.answer_type in PHRASE_TYPES and bool(best.candidates)
-        measured = typed and q.unit and q.names  # "How many points separated Sakamoto from Liu in the standings?"
+        # "How many points separated Sakamoto from Liu in the standings?", "Did Glenn finish on the podium?": a value
+        # of the asked type, said of the person asked about, answers even when the question uses a foreign word
+        measured = typed and q.names and (q.unit or q.answer_type in SELF_EVIDENT_TYPES)
         if (
             q.answer_type is not AnswerType.QUOTE
             and not measured
@@ -361,7 +364,8 @@ class ExtractiveAnswerer:
             log.info("abstain: the documents never use %s", self._unknown_terms(q, best))
             return self._abstain()
         needed = MIN_COVERAGE_TYPED if typed else MIN_COVERAGE
-        if typed and q.unit:  # "how hot…" answered by "27 degrees": the unit already shows it is the answer
+        # "how hot…" answered by "27 degrees", "nickname" by "‘Blade Angels’": the form shows it is the answer
+        if typed and (q.unit or q.answer_type is AnswerType.NAME):
             needed = 0.0
         if best.coverage < needed and best.dense < MIN_DENSE_ALONE:
             log.info("abstain: too little of the question is in the best sentence")

@@ -16,6 +16,18 @@ ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "vs", "no", "jr", "sr", "prof", 
 
 STOPWORDS = set(
     [
+        # words about the document itself, not the event: "What nickname does the article use…"
+        "article",
+        "story",
+        "report",
+        "piece",
+        "text",
+        "use",
+        "uses",
+        "mention",
+        "mentions",
+        "mentioned",
+        "according",
         "a",
         "an",
         "the",

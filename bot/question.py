@@ -293,7 +293,7 @@ def _unit(question: str) -> str | None:
         return UNITS["temperature"]
     if re.search(r"\bhow (?:high|tall|deep)\b|\baltitude\b|\belevation\b", q):
         return r"\b(?:metres?|meters?|feet|ft|m)\b"
-    if re.search(r"\bhow (?:far|wide)\b|\bdistance\b", q):
+    if re.search(r"\bhow (?:far|wide)\b(?!\s+(?:behind|ahead|back|clear|off))|\bdistance\b", q):
         return UNITS["distance"]
     if re.search(r"\bhow long\b|\bwhat (?:was|is) (?:the|his|her|their|\w+'s) (?:\w+ )?time\b", q.replace("’", "'")):
         return UNITS["time"]
