@@ -52,6 +52,7 @@ SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a ne
 EVENT_NAME_TERMS = {term(w) for w in ORG_WORDS}
 ADDRESSED = re.compile(r"\b(?:said|says|saying|told|tells|shouted|yelled)\s+(?:to\s+)?(?:him|her|them|the\s+\w+|[A-Z]\w+)\b")
 SELF_EVIDENT_TYPES = {AnswerType.PLACING, AnswerType.MEDAL, AnswerType.AGE, AnswerType.NAME, AnswerType.NATIONALITY}
+PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers)\b", re.IGNORECASE)
 OWNER_GAP_CHARS = 8  # "Kiprop, 27," / "31-year-old Haldane": a value this close belongs to that name
 RESULT_VERBS = {term(w) for w in ("finish", "come", "end", "place", "take", "win", "claim", "earn", "secure", "cross")}
 EXACT_CLOSED = {term(w) for w in ORDINALS | MEDALS} | {term(w) for w in NUMBER_WORDS}
@@ -536,6 +537,8 @@ class ExtractiveAnswerer:
             return bool(s.candidates)
         if q.type_word and not self._holds_roles(q, s, window, [q.type_word]):
             return False  # "Which jumps did she miss?" needs a sentence that speaks of jumps
+        if q.type_word and q.text.lower().startswith("which") and not _specific(q.type_word, s.text):
+            return False  # …and says which: "a pair of jumps" does not
         if q.answer_type is AnswerType.REASON and not CAUSAL.search(s.text):
             return False  # a reason is given with "because", "caused", "after", "realized"…
         if q.answer_type is AnswerType.QUOTE:
@@ -558,6 +561,8 @@ class ExtractiveAnswerer:
             if not re.match(r"['’]s\b", s.text[p.end :])  # "pulled Haldane's arm" is not about Haldane
         ]
         asked = [set(name) for name in q.names]
+        if PRONOUN.search(s.text) and any(a & {term(w) for w, _ in words(self.corpus.window(s))} for a in asked):
+            return False  # "…caused him to finish 1.91 points behind Liu": "him" is who was just named
         return bool(people) and not any(p & a for p in people for a in asked)
 
     def _names_missing_everywhere(self, q: Question, passages: list[Passage]) -> str:
@@ -949,6 +954,21 @@ def _orders_match(q: Question, text: str) -> bool:
         if not any(w in same and noun in terms[i + 1 : i + 3] for i, w in enumerate(tokens)):
             return False
     return not q.earlier or bool(EARLIER_WORDS & set(tokens))
+
+
+GENERIC = STOPWORDS | {"pair", "couple", "few", "several", "some", "many", "two", "three", "number"}
+
+
+def _specific(noun: str, text: str) -> bool:
+    """The sentence says which: the noun comes with a name or a describing word ("the triple Axel", "Cordillera-Ruta
+    team"), not only "a pair of jumps"."""
+    tokens = words(text)
+    for i, (w, _) in enumerate(tokens):
+        if term(w) != noun:
+            continue
+        if any(x.lower() not in GENERIC for x, _ in tokens[max(0, i - 3) : i]):
+            return True
+    return False
 
 
 def _result_stated(q: Question, text: str) -> bool:

@@ -369,8 +369,8 @@ def _type_word(question: str) -> str | None:
     m = re.search(
         r"\b(?:what|which)\s+(\w+)\s+(?:did|does|do|is|was|are|were|has|had|will|can|could)\b", question, re.IGNORECASE
     )
-    if not m or m.group(1).lower() in AUXILIARIES:
-        return None
+    if not m or m.group(1).lower() in AUXILIARIES or m.group(1).lower().endswith("ly") or m.group(1).lower() == "else":
+        return None  # "What exactly did…", "What else did…": no kind of answer named
     return term(m.group(1))
 
 
