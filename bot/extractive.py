@@ -50,7 +50,9 @@ CAUSAL = re.compile(
 )  # the sentence right after the best one, for what-happened questions
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
 EVENT_NAME_TERMS = {term(w) for w in ORG_WORDS}
-ADDRESSED = re.compile(r"\b(?:said|says|saying|told|tells|shouted|yelled)\s+(?:to\s+)?(?:him|her|them|the\s+\w+|[A-Z]\w+)\b")
+ADDRESSED = re.compile(
+    r"\b(?:said|says|saying|told|tells|shouted|yelled)\s+(?:to\s+)?(?:him|her|them|the\s+\w+|[A-Z]\w+)\b"
+)
 SELF_EVIDENT_TYPES = {AnswerType.PLACING, AnswerType.MEDAL, AnswerType.AGE, AnswerType.NAME, AnswerType.NATIONALITY}
 PRONOUN = re.compile(r"\b(?:he|she|him|her|his|hers)\b", re.IGNORECASE)
 OWNER_GAP_CHARS = 8  # "Kiprop, 27," / "31-year-old Haldane": a value this close belongs to that name
@@ -104,8 +106,6 @@ SPEECH = re.compile(
     r"|\b(?:said|says|added)\s+([A-ZÀ-Þ][\w'-]*(?:\s+[A-ZÀ-Þ][\w'-]*)*)"
     r"|\b(?:[Tt]he\s+[\w-]+|[Hh]e|[Ss]he)\s+(?:\w+ly\s+)?(?:said|says|told|added|wrote)\b"
 )
-
-
 
 
 PERSON_NOUNS = (
@@ -214,7 +214,9 @@ class Corpus:
 
     def mentions(self, text: str) -> list[Mention]:
         """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
-        found = [Mention(p, frozenset(term(w) for w, _ in words(p.text))) for p in person_names(text, self.proper_nouns)]
+        found = [
+            Mention(p, frozenset(term(w) for w, _ in words(p.text))) for p in person_names(text, self.proper_nouns)
+        ]
         for m in re.finditer(r"\b[Tt]he\s+(?:(\d+-year-old)|([A-ZÀ-Þ][a-zß-ÿ]+))\b", text):
             country = _country(m.group(2) or "")
             if m.group(1) or country:
@@ -253,7 +255,9 @@ class Corpus:
             m = SPEECH.search(paragraph)
             if m and (m.group(1) or m.group(2)):
                 return {term(w) for w, _ in words(m.group(1) or m.group(2))}
-            if m:  # "the Frenchman said": the one Frenchman; "The skater said", "She added": whom the text before is about
+            if (
+                m
+            ):  # "the Frenchman said": the one Frenchman; "The skater said", "She added": whom the text before is about
                 described = re.match(r"[Tt]he\s+([\w-]+)", m.group())
                 country = _country(described.group(1)) if described else ""
                 if country and self.national(country):
@@ -566,7 +570,8 @@ class ExtractiveAnswerer:
         return bool(people) and not any(p & a for p in people for a in asked)
 
     def _names_missing_everywhere(self, q: Question, passages: list[Passage]) -> str:
-        found = {term(w) for p in passages for w, _ in words(p.text)}
+        """A name the documents never use (not only the retrieved passages): "it never mentions France"."""
+        found = {term(w) for text in self.corpus.texts.values() for w, _ in words(text)}
         for name in q.names:
             if not set(name) & found:
                 return _name_text(q.text, name)
@@ -600,7 +605,9 @@ class ExtractiveAnswerer:
         if q.answer_type is AnswerType.PERSON and q.relation:
             found = self._doers(q, s.text) or found  # "Who was recording them?" — "a cameraman was recording them"
             agents = _agents(q.relation, s.text, mentions)
-            if agents and not (q.relation in RESULT_VERBS and set(q.closed) & EXACT_CLOSED):  # placings: below  # "Who won the stage?": who won it, not who else the sentence names
+            if agents and not (
+                q.relation in RESULT_VERBS and set(q.closed) & EXACT_CLOSED
+            ):  # placings: below  # "Who won the stage?": who won it, not who else the sentence names
                 found = [
                     c
                     for c in found
@@ -617,7 +624,9 @@ class ExtractiveAnswerer:
             people = self.corpus.nationals[_country(q.surface.get(nationality, nationality))]
             found = [c for c in found if any({term(w) for w, _ in words(c.text)} & p for p in people)]
         if q.answer_type is AnswerType.PERSON and q.closed:  # "Who finished fourth?": whose fourth place it is
-            holders = [owner(s.text, pos, mentions) for w, pos in words(s.text) if term(w) in set(q.closed) & EXACT_CLOSED]
+            holders = [
+                owner(s.text, pos, mentions) for w, pos in words(s.text) if term(w) in set(q.closed) & EXACT_CLOSED
+            ]
             known = [h.person for h in holders if h and h.person]
             if known:
                 found = [c for c in found if any({term(w) for w, _ in words(c.text)} & h for h in known)]

@@ -490,7 +490,24 @@ def name_groups(text: str, proper_nouns: set[str]) -> list[Span]:
     return groups
 
 
-NAME_PARTICLES = {"de", "des", "du", "da", "das", "do", "dos", "del", "della", "di", "van", "von", "der", "den", "la", "le"}
+NAME_PARTICLES = {
+    "de",
+    "des",
+    "du",
+    "da",
+    "das",
+    "do",
+    "dos",
+    "del",
+    "della",
+    "di",
+    "van",
+    "von",
+    "der",
+    "den",
+    "la",
+    "le",
+}
 
 
 def _close(text: str, current: list[tuple[str, int]], groups: list[Span]) -> None:

@@ -28,6 +28,7 @@ RESULTS_VOCABULARY: list[tuple[str, list[str]]] = [
     (r"\b(?:expected|tipped|predicted|favou?red)\s+to\s+(?:win|take)\b", ["the favorite to win", "favourite to win"]),
     (r"\blong\s+program(?:me)?\b", ["free skate", "free program"]),
     (r"\bevening\b", ["night"]),
+    (r"\b(?:these|this\s+year's|the)\s+Games\b", ["the Olympics"]),
     (r"\bend\s+(?:of\s+)?(?:her|his|their)\s+career\b|\bhang\s+up\s+(?:her|his|their)\s+\w+\b", ["retire"]),
 ]
 

@@ -216,9 +216,16 @@ def analyse(question: str, proper_nouns: set[str]) -> Question:
         closed=closed,
         injection=bool(INJECTION.search(question)),
         surface={term(w): w for w, _ in tokens},
-        type_word=_type_word(question),
+        type_word=term("nickname")
+        if kind is AnswerType.NAME and "nickname" in question.lower()
+        else _type_word(question),
         unit=_unit(question),
-        nouns=[term(w) for m in NOUN_AFTER.finditer(question) for w in m.groups() if w and w not in STOP_NOUNS],
+        nouns=[
+            term(w)
+            for m in NOUN_AFTER.finditer(question)
+            for w in m.groups()
+            if w and w not in STOP_NOUNS and not w.endswith("ly")  # "comments originally": an adverb
+        ],
         describe=bool(DESCRIBE.fullmatch(question)),
         topic=_topic(question, names),
         genders=[t for t in {term(w) for w, _ in tokens} if t in GENDERS],
