@@ -49,7 +49,7 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
     (  # "Did Glenn finish on the podium?" is answered by where she finished; so is "What was her ranking?"
         AnswerType.PLACING,
         r"^(?!.*\b(?:expect|favou?r|tipped|predict|hop))(?:did|was|is|were|has|had)\b.*\b(?:podium|medal|finish\w*"
-        r"|place[ds]?|win|won)\b|\b(?:ranking|ranked)\b",
+        r"|place[ds]?)\b|\b(?:ranking|ranked)\b",
     ),
     (
         AnswerType.NUMBER,
@@ -257,7 +257,7 @@ ORDERED = re.compile(rf"\b((?i:{'|'.join(ORDINALS)}))\s+([a-z]\w+)")
 # "the last climb" is "the final climb"; "the first stage" may be "the opening stage"
 ORDER_WORDS = {"last": {"last", "final"}, "first": {"first", "opening"}}
 EARLIER = re.compile(
-    r"\b(?i:previous|prior|former)\b|\b(?i:last)\s+[A-Z]|\b(?i:the|an?|his|her|their|its)\s+(?i:earlier|past)\s+[a-z]"
+    r"\b(?i:previous|prior|former|previously|ever)\b|\b(?i:before)\s*\?|\b(?i:last)\s+[A-Z]|\b(?i:the|an?|his|her|their|its)\s+(?i:earlier|past)\s+[a-z]"
 )
 EARLIER_WORDS = {"previous", "prior", "earlier", "former", "past", "last", "ago", "before", "once"}
 # "end up with", "set off from": verbs that carry no meaning of their own
