@@ -987,7 +987,12 @@ def _result_stated(q: Question, text: str) -> bool:
     for a, b in clauses(text):
         terms = [term(w) for w, _ in words(text[a:b])]
         after_placing = {terms[i + 1] for i, t in enumerate(terms[:-1]) if t in EXACT_CLOSED}  # "third place"
-        if set(terms) & set(q.closed) & EXACT_CLOSED and (set(terms) - after_placing) & (RESULT_VERBS | {"be"}):
+        past = not q.earlier and {"ago", "previous", "previously"} & set(terms)  # "…second in the race two years ago"
+        if (
+            set(terms) & set(q.closed) & EXACT_CLOSED
+            and (set(terms) - after_placing) & (RESULT_VERBS | {"be"})
+            and not past
+        ):
             return True
     return False
 

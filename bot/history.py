@@ -39,6 +39,7 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     lead = FOLLOW_UP_LEAD.match(question)
     rest = question[lead.end() :] if lead else question
     resolved = _replace_pronouns(rest, person) if person and person not in names_in_question else rest
+    resolved = _replace_it(resolved, last_question)
 
     if lead and not WH.match(rest) and last_question:
         # a fragment: "And Glenn?", "what about gold?" → the previous question with the new subject
@@ -73,6 +74,30 @@ def _replace_pronouns(text: str, person: str) -> str:
             name = f"{person}'s" if possessive else person
             return text[:pos] + name + text[pos + len(w) :]
     return text
+
+
+def _replace_it(text: str, previous: str) -> str:
+    """ "And who had it before him?" after "Who's wearing the yellow jersey now?" → "who had the yellow jersey…"."""
+    thing = _last_thing(previous)
+    m = re.search(r"\bit\b(?!['’])", text)
+    return text[: m.start()] + thing + text[m.end() :] if thing and m else text
+
+
+def _last_thing(question: str) -> str:
+    """The last "the …" noun phrase of a question: "the yellow jersey"."""
+    found = ""
+    for m in re.finditer(r"\bthe\s+", question):
+        phrase = []
+        for w in question[m.end() :].split():
+            word = w.strip("?.,!")
+            if not word.islower() or word in STOPWORDS or word in {"now", "today", "then", "again"} or len(phrase) == 3:
+                break
+            phrase.append(word)
+            if word != w:
+                break
+        if phrase:
+            found = "the " + " ".join(phrase)
+    return found
 
 
 def _is_verbish(text: str) -> bool:

@@ -27,6 +27,11 @@ RESULTS_VOCABULARY: list[tuple[str, list[str]]] = [
     (r"\b(?:margin|gap|difference)\b", ["points behind", "behind"]),
     (r"\b(?:expected|tipped|predicted|favou?red)\s+to\s+(?:win|take)\b", ["the favorite to win", "favourite to win"]),
     (r"\blong\s+program(?:me)?\b", ["free skate", "free program"]),
+    (
+        r"\b(?:(?:is|was|'s|’s)\s+)?(?:on\s+)?(?:top|head|leader|in\s+the\s+lead)\s+of\s+the\s+"
+        r"(?:general\s+classification|overall\s+standings|standings|table|leaderboard|rankings|classification)\b",
+        [" leads the overall standings", " leads the standings", " leads"],
+    ),
     (r"\bevening\b", ["night"]),
     (r"\b(?:these|this\s+year's|the)\s+Games\b", ["the Olympics"]),
     (r"\bend\s+(?:of\s+)?(?:her|his|their)\s+career\b|\bhang\s+up\s+(?:her|his|their)\s+\w+\b", ["retire"]),
