@@ -313,7 +313,8 @@ class ExtractiveAnswerer:
         asked = analyse(question, self.corpus.proper_nouns)
         tries = [(r, asked) for r in rewordings(question, known)]
         foreign = speaks_otherwise(question, known) and asked.answer_type is not AnswerType.QUOTE  # quotes paraphrase
-        tries = [*tries, (question, None)] if foreign else [(question, None), *tries]
+        # (foreign words would only be matched by loose near-synonyms: "runner-up" ~ "second in the race two years ago")
+        tries = tries if foreign else [(question, None), *tries]
         first = None
         for text, kind in tries:
             draft = self._answer(text, passages, kind)
