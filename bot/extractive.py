@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 DENSE_WEIGHT, COVERAGE_WEIGHT, TYPE_BONUS = 0.5, 0.5, 0.1
 MIN_COVERAGE = 0.5  # below this share of key terms the sentence must be very close in meaning...
 MIN_COVERAGE_TYPED = 0.34  # ...lower when a phrase of the asked-for type is there and the names match
+MIN_COVERAGE_QUOTE = 0.15  # ...and for a quotation by the person asked about (what it is about is paraphrased)
 MIN_DENSE_ALONE = 0.62  # ...at least this cosine; measured on the eval sets, see README "Answer quality"
 SECOND_SENTENCE_RATIO = 0.9
 NEXT_SENTENCE_RATIO = 0.8
@@ -373,6 +374,8 @@ class ExtractiveAnswerer:
         # "how hot…" answered by "27 degrees", "nickname" by "‘Blade Angels’": the form shows it is the answer
         if typed and (q.unit or q.answer_type is AnswerType.NAME):
             needed = 0.0
+        if q.answer_type is AnswerType.QUOTE and self._said_by_asked(q, best):
+            needed = MIN_COVERAGE_QUOTE  # the asked person's own words, the closest to the topic of those they said
         if best.coverage < needed and best.dense < MIN_DENSE_ALONE:
             log.info("abstain: too little of the question is in the best sentence")
             return self._abstain()
@@ -416,11 +419,8 @@ class ExtractiveAnswerer:
                 s.score -= UNREALIZED_PENALTY
             if q.answer_type is AnswerType.REASON and CAUSAL.search(s.text):
                 s.score += CAUSE_BONUS
-            if q.answer_type is AnswerType.QUOTE and q.names:
-                speaker = self.corpus.speaker(s)
-                if speaker:
-                    asked = {t for name in q.names for t in name}
-                    s.score += SPEAKER_BONUS if speaker & asked else -SPEAKER_BONUS
+            if q.answer_type is AnswerType.QUOTE and q.names and self.corpus.speaker(s):
+                s.score += SPEAKER_BONUS if self._said_by_asked(q, s) else -SPEAKER_BONUS
         return sorted(sentences, key=lambda s: s.score, reverse=True)
 
     def _embed(self, texts: list[str]) -> list[np.ndarray]:
@@ -674,6 +674,11 @@ class ExtractiveAnswerer:
         if distance[1][0] - distance[0][0] < 8:  # about two words apart: too close to call
             return ""
         return distance[0][1]
+
+    def _said_by_asked(self, q: Question, s: Sentence) -> bool:
+        """The quotation is by the person the question names first ("What did Kiprop say about Gebre?")."""
+        people = [name for name in q.names if not set(name) <= EVENT_NAME_TERMS]
+        return bool(people) and bool(self.corpus.speaker(s) & set(people[0]))
 
     def _asked_nationality(self, q: Question) -> str | None:
         """The closed term of "Which American skater…" when it describes the person asked for and the documents
