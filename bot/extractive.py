@@ -2,30 +2,23 @@
 for one, or abstains when the passages do not support an answer. Every claim cites a verbatim sentence."""
 
 import logging
-import math
 import re
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
+from bot.candidates import CANDIDATE_FINDERS, NUMBER, PHRASE_TYPES, country_of, person_names
 from bot.clauses import Mention, clauses, owner
+from bot.corpus import Corpus, Sentence
 from bot.language import (
-    COUNTRIES,
-    DEMONYM_NOUNS,
-    DEMONYMS,
     MEDALS,
-    MONTHS,
     NUMBER_WORDS,
     ORDINALS,
     ORG_WORDS,
     STOPWORDS,
-    WEEKDAYS,
     Span,
-    name_groups,
-    split_sentences,
     term,
     words,
 )
@@ -61,7 +54,6 @@ RESULT_VERBS = {term(w) for w in ("finish", "come", "end", "place", "take", "win
 EXACT_CLOSED = {term(w) for w in ORDINALS | MEDALS} | {term(w) for w in NUMBER_WORDS}
 # "47 seconds ahead of", "1.91 points behind": a gap between two values, not a value itself
 DIFFERENCE = re.compile(r"\s+(?:ahead|behind|clear|faster|slower|later|earlier|more|fewer|less|short)\b", re.I)
-NAME_CONTEXT_CHARS = 600  # how far back a name counts as "being talked about" (about five sentences)
 UNREALIZED_PENALTY = 0.15
 SPEAKER_BONUS = 0.15  # a quote question prefers the asked person's own words
 # "in a good position to win", "was expected to finish": the event after "to" may not have happened.
@@ -73,25 +65,6 @@ UNREALIZED = re.compile(
 
 
 @dataclass
-class Sentence:
-    """A sentence of a document, located by its offsets in the document's text."""
-
-    path: str
-    source: str
-    span: Span  # offsets within the document
-    index: int  # position among the document's sentences
-    chunk_id: str = ""  # the retrieved passage it was found in
-    dense: float = 0.0
-    coverage: float = 0.0
-    score: float = 0.0
-    candidates: list[Span] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return self.span.text
-
-
-@dataclass
 class Draft:
     """What an answerer decided, before it is turned into the answer object."""
 
@@ -99,204 +72,6 @@ class Draft:
     abstained: bool
     quotes: list[Sentence]  # quotes[n-1] is what [n] cites
     reason: str = ""
-
-
-QUOTE_PARAGRAPHS = 4  # how many paragraphs back a running quotation is followed to find who said it
-SPEECH = re.compile(
-    r"[”\"’',]\s*([A-ZÀ-Þ][\w'-]*(?:\s+[A-ZÀ-Þ][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
-    r"|\b(?:said|says|added)\s+([A-ZÀ-Þ][\w'-]*(?:\s+[A-ZÀ-Þ][\w'-]*)*)"
-    r"|\b(?:[Tt]he\s+[\w-]+|[Hh]e|[Ss]he)\s+(?:\w+ly\s+)?(?:said|says|told|added|wrote)\b"
-)
-
-
-PERSON_NOUNS = (
-    "star|skater|rider|runner|athlete|man|woman|competitor|champion|player|driver|cyclist|swimmer|guy|girl|boy"
-)
-OPENING_REFERENCE = re.compile(
-    rf"(?:[Hh]e|[Ss]he|[Tt]he\s+(?:\d+-year-old|(?:[a-z]+\s+)?(?:{PERSON_NOUNS}|winner|leader|veteran|teenager)))\b(?!['’])"
-)
-
-
-class Corpus:
-    """What the answerer knows of all indexed documents: their sentences, which words are names, how rare
-    each term is. Rebuilt from the stored chunks, whose offsets place them in their document."""
-
-    def __init__(self, chunks: list[Document]):
-        texts: dict[str, list[str]] = {}
-        self.sources: dict[str, str] = {}
-        for c in sorted(chunks, key=lambda c: (c.metadata["path"], int(c.metadata["start"]))):
-            path, start = c.metadata["path"], int(c.metadata["start"])
-            self.sources[path] = c.metadata["source"]
-            buf = texts.setdefault(path, [])
-            have = sum(map(len, buf))
-            if start > have:
-                buf.append("\n" * (start - have))  # a gap between chunks is whitespace we did not keep
-            buf.append(c.page_content[max(0, have - start) :])
-        self.texts = {path: "".join(parts) for path, parts in texts.items()}
-        self.sentences = {
-            path: [Sentence(path, self.sources[path], span, i) for i, span in enumerate(split_sentences(text))]
-            for path, text in self.texts.items()
-        }
-        for c in chunks:  # cite each sentence by the first chunk that holds it whole
-            start = int(c.metadata["start"])
-            for s in self.sentences[c.metadata["path"]]:
-                if not s.chunk_id and start <= s.span.start and s.span.end <= start + len(c.page_content):
-                    s.chunk_id = c.metadata["chunk_id"]
-        self.documents = len(self.texts)
-        self._count_terms()
-        self._find_nationals()
-
-    def _count_terms(self) -> None:
-        df: Counter[str] = Counter()
-        capitalized, lowercase, initial = Counter(), Counter(), []
-        all_sentences = [s.text for sents in self.sentences.values() for s in sents]
-        for sent in all_sentences:
-            toks = words(sent)
-            df.update({term(w) for w, _ in toks})
-            for i, (w, pos) in enumerate(toks):
-                base = re.sub(r"['’]s$", "", w)
-                after_quote = pos > 0 and sent[pos - 1] in "‘“\"'"
-                if base[:1].isupper():
-                    if i == 0 or after_quote:
-                        nxt = toks[i + 1] if i + 1 < len(toks) else ("", 0)
-                        adjacent = nxt[0] and not sent[pos + len(w) : nxt[1]].strip()
-                        initial.append((base, nxt[0] if adjacent else ""))
-                    else:
-                        capitalized[base.lower()] += 1
-                elif base[:1].islower():
-                    lowercase[base.lower()] += 1
-        proper = {w for w in capitalized if w not in lowercase and w.replace("’", "'") not in STOPWORDS}
-        for first, nxt in initial:  # "Amber Glenn goes…", "Team USA figure…" (not "Afterwards, Glenn")
-            if re.sub(r"['’]s$", "", nxt).lower() in proper and first.lower() not in STOPWORDS:
-                proper.add(first.lower())
-        self.proper_nouns = proper
-        self.n = max(len(all_sentences), 1)
-        self.df = df
-
-    def _find_nationals(self) -> None:
-        """Whom each country's word is used for: "Japan's Kaori Sakamoto", "American competitor Amber Glenn"."""
-        self.nationals: dict[str, list[frozenset[str]]] = {}
-        self.national_names: dict[str, list[str]] = {}
-        self.people: set[frozenset[str]] = set()
-        for s in (s for sents in self.sentences.values() for s in sents):
-            for p in person_names(s.text, self.proper_nouns):
-                self.people.add(frozenset(term(w) for w, _ in words(p.text)))
-                m = re.search(r"([^\W\d_]+)(?:['’]s\s+|\s+(?:[a-z]+\s+){0,2})$", s.text[: p.start])
-                country = m and _country(m.group(1))
-                if country:
-                    self.nationals.setdefault(country, []).append(frozenset(term(w) for w, _ in words(p.text)))
-                    self.national_names.setdefault(country, []).append(p.text)
-
-    def full_name(self, name: list[str]) -> list[str]:
-        """ "Kaori" → Kaori Sakamoto, "Amber" → Amber Glenn: the one person the documents name with these words."""
-        matches = [p for p in self.people if set(name) & p]
-        if matches and all(a & b for a in matches for b in matches):
-            return sorted(set(name).union(*matches))
-        return name
-
-    def national(self, country: str) -> frozenset[str]:
-        """The one person of that country the documents name ("the Briton"), or empty when there are several."""
-        people = self.nationals.get(country, [])
-        if people and all(a & b for a in people for b in people):
-            return frozenset().union(*people)
-        return frozenset()
-
-    def named_by_nationality(self, question: str) -> str:
-        """ "What did the Colombian say…?" → "What did Julián Arbeláez say…?", when the documents name one person
-        of that country (not for "the American" when two Americans are named)."""
-
-        def name(m: re.Match) -> str:
-            country = _country(m.group(1))
-            if not country or not self.national(country):
-                return m.group()
-            return max(self.national_names[country], key=len)
-
-        return re.sub(rf"\b[Tt]he\s+(?:[a-z]+\s+)?([A-ZÀ-Þ][a-zß-ÿ]+)(?:\s+(?:{PERSON_NOUNS}))?\b", name, question)
-
-    def mentions(self, text: str) -> list[Mention]:
-        """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
-        found = [
-            Mention(p, frozenset(term(w) for w, _ in words(p.text))) for p in person_names(text, self.proper_nouns)
-        ]
-        for m in re.finditer(r"\b[Tt]he\s+(?:(\d+-year-old)|([A-ZÀ-Þ][a-zß-ÿ]+))\b", text):
-            country = _country(m.group(2) or "")
-            if m.group(1) or country:
-                person = self.national(country) if country else frozenset()
-                found.append(Mention(Span(m.group(), m.start(), m.end()), person))
-        return sorted(found, key=lambda m: m.span.start)
-
-    def idf(self, t: str) -> float:
-        return math.log(1 + self.n / (1 + self.df.get(t, 0)))
-
-    def sentences_in(self, passage: Passage) -> list[Sentence]:
-        end = passage.start + len(passage.text)
-        return [
-            replace(s, chunk_id=passage.chunk_id)
-            for s in self.sentences.get(passage.path, [])
-            if s.span.start >= passage.start and s.span.end <= end
-        ]
-
-    def window(self, s: Sentence) -> str:
-        """The sentence and the one before it, which often holds the subject of "she", "he", "it"."""
-        sents = self.sentences[s.path]
-        return " ".join(x.text for x in sents[max(0, s.index - 1) : s.index + 1])
-
-    def context(self, s: Sentence) -> str:
-        """The text leading up to a sentence: where the people and things it refers to were last named."""
-        return self.texts[s.path][max(0, s.span.start - NAME_CONTEXT_CHARS) : s.span.end]
-
-    def speaker(self, s: Sentence) -> set[str]:
-        """Who is quoted in the sentence's paragraph ("…," Gebre said; "The skater said, …"), or in the paragraphs
-        before it when the quote runs on from them: the terms of that name, or empty."""
-        text = self.texts[s.path]
-        start = text.rfind("\n", 0, s.span.start) + 1
-        for _ in range(QUOTE_PARAGRAPHS):
-            end = text.find("\n", start)
-            paragraph = text[start : end if end >= 0 else len(text)]
-            m = SPEECH.search(paragraph)
-            if m and (m.group(1) or m.group(2)):
-                return {term(w) for w, _ in words(m.group(1) or m.group(2))}
-            if (
-                m
-            ):  # "the Frenchman said": the one Frenchman; "The skater said", "She added": whom the text before is about
-                described = re.match(r"[Tt]he\s+([\w-]+)", m.group())
-                country = _country(described.group(1)) if described else ""
-                if country and self.national(country):
-                    return set(self.national(country))
-                return self._last_subject(text[max(0, start - NAME_CONTEXT_CHARS) : start + m.start()])
-            if paragraph[:1] not in "‘“'\"" or start == 0:  # not a quotation running on from before
-                return set()
-            start = text.rfind("\n", 0, len(text[:start].rstrip("\n"))) + 1
-        return set()
-
-    def referent(self, s: Sentence) -> set[str]:
-        """Whom a sentence opening with "He", "She" or a description ("The 26-year-old", "The winner") is about:
-        the speaker of the quotation before it, or the first person named in the closest sentence naming one."""
-        if not OPENING_REFERENCE.match(s.text):
-            return set()
-        for before in reversed(self.sentences[s.path][max(0, s.index - 3) : s.index]):
-            said_by = self.speaker(before) if self.in_quotation(before) else set()
-            named = [m.person for m in self.mentions(before.text) if m.person]
-            if said_by or named:
-                return said_by or set(named[0])
-        return set()
-
-    def _last_subject(self, text: str) -> set[str]:
-        """The first person named in the last sentence of `text` that names anyone (outside quotation marks)."""
-        text = re.sub(r"[“\"][^”\"]*[”\"]", " ", text)
-        for sentence in reversed(split_sentences(text)):
-            named = [m for m in self.mentions(sentence.text) if m.person]
-            if named:
-                return set(named[0].person)
-        return set()
-
-    def in_quotation(self, s: Sentence) -> bool:
-        """The sentence is, or holds, someone's quoted words (not a word in scare quotes: "criticizes ‘meddling’")."""
-        if re.search(r"[“\"‘]\s*\S+(?:\s+\S+){2}|\bsaid\b|\bsays\b|\btold\b", s.text):
-            return True
-        text = self.texts[s.path]
-        paragraph_start = text.rfind("\n", 0, s.span.start) + 1
-        return text[paragraph_start : paragraph_start + 1] in "‘“'\""
 
 
 class ExtractiveAnswerer:
@@ -622,7 +397,7 @@ class ExtractiveAnswerer:
             found = anchored
         nationality = self._asked_nationality(q)
         if nationality:  # "Which American skaters…": people the documents call American
-            people = self.corpus.nationals[_country(q.surface.get(nationality, nationality))]
+            people = self.corpus.nationals[country_of(q.surface.get(nationality, nationality))]
             found = [c for c in found if any({term(w) for w, _ in words(c.text)} & p for p in people)]
         if q.answer_type is AnswerType.PERSON and q.closed:  # "Who finished fourth?": whose fourth place it is
             holders = [
@@ -686,7 +461,7 @@ class ExtractiveAnswerer:
         if q.answer_type is not AnswerType.PERSON:
             return None
         for c in q.closed:
-            country = _country(q.surface.get(c, c))
+            country = country_of(q.surface.get(c, c))
             if country and self.corpus.nationals.get(country):
                 return c
         return None
@@ -738,177 +513,6 @@ class ExtractiveAnswerer:
         subject = "article doesn't" if self.corpus.documents <= 1 else "documents don't"
         text = f"The {subject} say" + (f": {reason}." if reason else ".")
         return Draft(text, True, [], reason)
-
-
-# -- candidate finders: spans of a sentence that could be the answer of a given type -------------------------
-
-
-def _word_spans(text: str, predicate) -> list[Span]:
-    return [Span(w, pos, pos + len(w)) for w, pos in words(text) if predicate(w)]
-
-
-def person_names(text: str, proper: set[str]) -> list[Span]:
-    out = []
-    places = _locations(text, proper)
-    for g in name_groups(text, proper):
-        if any(p.start < g.end and g.start < p.end for p in places):  # "won in Porto": a place, not a person
-            continue
-        if re.search(r"\bthe\s+$", text[: g.start]) and not _country(g.text.split()[0]):
-            continue  # "the Col de Sarrat", "the Tour des Cimes": a thing, not a person ("the Dane Mads…" is)
-        parts = [p.lower() for p in re.findall(r"[^\W\d_][\w.-]*", g.text)]
-        if " " not in g.text and re.search(r"\w-\w", g.text):
-            continue  # "Cordillera-Ruta", "Ardent-Velo": one hyphenated name is a team or a place, not a person
-        if TEAM_AFTER.match(text, g.end) or {"celsius", "fahrenheit"} & set(parts):
-            continue  # "his Nordlys Cycling team-mates", "7 degrees Celsius"
-        if any(p in ORG_WORDS or _country(p) or p in WEEKDAYS or p in MONTHS for p in parts):
-            # "American Alysa Liu", "the Dane Mads Kjeldsen": drop a leading nationality, keep the person
-            if _country(parts[0]) and len(parts) > 1 and not any(p in ORG_WORDS for p in parts):
-                first = g.text.split()[0]
-                rest = g.text[len(first) :].lstrip()
-                out.append(Span(rest, g.end - len(rest), g.end))
-            continue
-        out.append(g)
-    return out
-
-
-TEAM_AFTER = re.compile(r"\s+(?:team|squad|club|outfit|team-?mates?|teammates?)\b", re.IGNORECASE)
-
-
-def _orgs(text: str, proper: set[str]) -> list[Span]:
-    """Teams, clubs, outlets: names with an organization word ("Team USA"), in capitals ("NBC"), before "team"
-    ("his Nordlys Cycling team-mates"), one hyphenated name ("Cordillera-Ruta"), a website ("Olympics.com")."""
-    sites = [Span(m.group(), m.start(), m.end()) for m in WEBSITE.finditer(text)]
-    return sites + [
-        g
-        for g in name_groups(text, proper)
-        if any(p.lower() in ORG_WORDS for p in g.text.split())
-        or re.fullmatch(r"[A-Z]{2,}", g.text)
-        or TEAM_AFTER.match(text, g.end)
-        or (" " not in g.text and re.search(r"\w-\w", g.text))
-        if not any(s.start <= g.start < s.end for s in sites)
-    ]
-
-
-def _nationalities(text: str, proper: set[str]) -> list[Span]:
-    """Countries and nationality words: "Japan's Kaori Sakamoto", "American Alysa Liu"."""
-    out = [g for g in name_groups(text, proper) if g.text.lower() in COUNTRIES or g.text.lower() in DEMONYMS]
-    for g in name_groups(text, proper):
-        first = g.text.split()[0]
-        if " " in g.text and first.lower() in DEMONYMS:
-            out.append(Span(first, g.start, g.start + len(first)))
-    return _dedupe(out)
-
-
-PLACE_AFTER = re.compile(
-    r"\b(?:in|at|on|near|from|to|into|outside)\s+((?:the\s+)?[A-ZÀ-Þ][\w'-]*(?:\s+(?:(?:de|da|do|dos|das|del|la|le|of|the|y|von|van)\s+)?[A-ZÀ-Þ][\w'-]*)*)"
-)
-
-
-def _locations(text: str, proper: set[str]) -> list[Span]:
-    """Names after a place preposition: "in Porto", "on Avenida dos Aliados"."""
-    out = []
-    for m in PLACE_AFTER.finditer(text):
-        g = re.sub(r"^the\s+", "", m.group(1))
-        if g.split()[0].lower() not in WEEKDAYS | MONTHS | STOPWORDS and g.split()[0].lower() in proper:
-            start = m.end(1) - len(g)
-            out.append(Span(g, start, start + len(g)))
-    return out
-
-
-def _places(text: str, proper: set[str]) -> list[Span]:
-    """Locations, countries, and where things are published: "under a TikTok video", "(via Olympics.com)"."""
-    online = [g for g in name_groups(text, proper) if g.text.lower() in PLATFORMS] + [
-        Span(m.group(), m.start(), m.end()) for m in WEBSITE.finditer(text)
-    ]
-    return _dedupe(_locations(text, proper) + _nationalities(text, proper) + online)
-
-
-PLATFORMS = {"tiktok", "instagram", "twitter", "youtube", "facebook", "snapchat", "threads", "weibo", "reddit"}
-WEBSITE = re.compile(r"\b[\w-]+\.(?:com|org|net|tv|co\.uk|fr|de|jp|es|it)\b")
-
-
-NUMBER = r"(?:\d+(?:[.,:]\d+)*|" + "|".join(NUMBER_WORDS) + r")"
-
-
-def _numbers(text: str, proper: set[str]) -> list[Span]:
-    """A number with the unit after it: "1.91 points", "2 hours, 8 minutes and 41 seconds", "$50,000"."""
-    out = []
-    unit = r"(?:\s*(?:%|°C|°F|[a-z]+(?:-[a-z]+)*)(?:\s+(?:Celsius|Fahrenheit))?)?"
-    clock = r"(?:hours?|minutes?|seconds?)"  # "2 hours, 8 minutes and 41 seconds" is one quantity
-    compound = rf"\b{NUMBER}\s+{clock}(?:(?:,|\s+and)?\s+{NUMBER}\s+{clock}\b)+"
-    pattern = rf"{compound}|[$€£]?\b{NUMBER}\b{unit}"
-    for m in re.finditer(pattern, text, re.IGNORECASE):
-        span = m.group().strip()
-        last = span.split()[-1].lower() if span.split() else ""
-        if last in STOPWORDS:  # "two of" → "two"
-            span = span.rsplit(None, 1)[0]
-        if re.match(r"-year-old", text[m.start() + len(span) :]):
-            continue  # an age is no score or count
-        if span.lower() in {"a", "one"}:
-            continue
-        out.append(Span(span, m.start(), m.start() + len(span)))
-    return out
-
-
-def _ages(text: str, proper: set[str]) -> list[Span]:
-    pattern = r"\b\d{1,3}-year-old\b|\baged \d{1,3}\b|(?<=, )\d{1,3}(?=, )|\b\d{1,3} years old\b"
-    return [Span(m.group(), m.start(), m.end()) for m in re.finditer(pattern, text)]
-
-
-def _times(text: str, proper: set[str]) -> list[Span]:
-    days = "|".join(WEEKDAYS | MONTHS)
-    weekdays, months = "|".join(WEEKDAYS), "|".join(MONTHS)
-    pattern = (
-        rf"\b(?:(?:{weekdays}),?\s+)?\d{{1,2}}\s+(?:{months})(?:\s+\d{{4}})?\b|\b(?:(?:{days})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?)\b|\b(?:19|20)\d{{2}}\b|"
-        rf"\b{NUMBER}\s+(?:days|weeks|months|years|hours)\s+(?:ago|earlier|later)\b|"
-        r"\b(?:yesterday|today|tonight|tomorrow|last (?:night|week|year))\b"
-    )
-    return [
-        Span(m.group(), m.start(), m.end())
-        for m in re.finditer(pattern, text, re.IGNORECASE)
-        if m.group().lower() not in {"may", "march"} or m.group()[0].isupper()
-    ]
-
-
-def _medals(text: str, proper: set[str]) -> list[Span]:
-    return [
-        Span(m.group(), m.start(), m.end())
-        for m in re.finditer(r"\b(?:gold|silver|bronze)(?: medal)?\b", text, re.IGNORECASE)
-    ]
-
-
-def _placings(text: str, proper: set[str]) -> list[Span]:
-    """Ordinals ("fifth", "2nd") and medals, which are placings too ("ended up with silver")."""
-    ordinal = "|".join(ORDINALS - {"last"})
-    ordinals = [
-        Span(m.group(), m.start(), m.end())
-        for m in re.finditer(rf"\b(?:{ordinal}|\d+(?:st|nd|rd|th))\b", text, re.IGNORECASE)
-        if not re.search(rf"\b{NUMBER}\s+$", text[: m.start()], re.IGNORECASE)  # "one second behind" is a time
-    ]
-    return sorted(ordinals + _medals(text, proper), key=lambda c: c.start)
-
-
-QUOTED_NAME = re.compile(r"[‘“'\"]((?:[A-ZÀ-Þ][\w'’-]*)(?:\s+[A-ZÀ-Þ][\w'’-]*){0,3})[’”'\"]")
-
-
-def _nicknames(text: str, proper: set[str]) -> list[Span]:
-    """What something is called: a capitalized name in quotation marks ("the American ‘Blade Angels’")."""
-    return [Span(m.group(1), m.start(1), m.end(1)) for m in QUOTED_NAME.finditer(text)]
-
-
-CANDIDATE_FINDERS = {
-    AnswerType.NAME: _nicknames,
-    AnswerType.PERSON: person_names,
-    AnswerType.ORG: _orgs,
-    AnswerType.PLACE: _places,
-    AnswerType.NATIONALITY: _nationalities,
-    AnswerType.NUMBER: _numbers,
-    AnswerType.AGE: _ages,
-    AnswerType.TIME: _times,
-    AnswerType.MEDAL: _medals,
-    AnswerType.PLACING: _placings,
-}
-PHRASE_TYPES = set(CANDIDATE_FINDERS)
 
 
 def _unrealized_spans(q: Question, text: str) -> list[tuple[int, int]]:
@@ -1048,22 +652,8 @@ def _owner(text: str, candidate: Span, mentions: list[Mention]) -> Mention | Non
     return owner(text, candidate.start, others)
 
 
-def _country(word: str) -> str:
-    w = word.lower()
-    return w if w in COUNTRIES else DEMONYMS.get(w) or DEMONYM_NOUNS.get(w.removesuffix("s")) or ""
-
-
 def _gap(c: Span, anchor: int) -> int:
     return 0 if c.start <= anchor < c.end else min(abs(anchor - c.start), abs(anchor - c.end))
-
-
-def _dedupe(spans: list[Span]) -> list[Span]:
-    seen, out = set(), []
-    for s in spans:
-        if s.text not in seen:
-            seen.add(s.text)
-            out.append(s)
-    return out
 
 
 def _name_text(question: str, name: list[str]) -> str:

@@ -26,7 +26,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.extractive import Draft, Sentence
+from bot.corpus import Sentence
+from bot.extractive import Draft
 from bot.generative import Generation
 from bot.language import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, Span, term, words
 from bot.retrieval import Passage

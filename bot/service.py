@@ -8,8 +8,9 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from bot.answer import Answer, Turn
+from bot.candidates import person_names
 from bot.chain import build_chain
-from bot.extractive import ExtractiveAnswerer, person_names
+from bot.extractive import ExtractiveAnswerer
 from bot.history import condense_question
 from bot.retrieval import Retriever
 from bot.settings import Settings

@@ -1,0 +1,234 @@
+"""What the answerer knows of the indexed documents: their sentences, which words are names, who is quoted,
+whom "the Briton" or "The 26-year-old" means. Rebuilt from the stored chunks, whose offsets place them in their
+document."""
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from langchain_core.documents import Document
+
+from bot.candidates import country_of, person_names
+from bot.clauses import Mention
+from bot.language import STOPWORDS, Span, split_sentences, term, words
+from bot.retrieval import Passage
+
+NAME_CONTEXT_CHARS = 600  # how far back a name counts as "being talked about" (about five sentences)
+
+
+@dataclass
+class Sentence:
+    """A sentence of a document, located by its offsets in the document's text."""
+
+    path: str
+    source: str
+    span: Span  # offsets within the document
+    index: int  # position among the document's sentences
+    chunk_id: str = ""  # the retrieved passage it was found in
+    dense: float = 0.0
+    coverage: float = 0.0
+    score: float = 0.0
+    candidates: list[Span] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.span.text
+
+
+QUOTE_PARAGRAPHS = 4  # how many paragraphs back a running quotation is followed to find who said it
+SPEECH = re.compile(
+    r"[”\"’',]\s*([A-ZÀ-Þ][\w'-]*(?:\s+[A-ZÀ-Þ][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
+    r"|\b(?:said|says|added)\s+([A-ZÀ-Þ][\w'-]*(?:\s+[A-ZÀ-Þ][\w'-]*)*)"
+    r"|\b(?:[Tt]he\s+[\w-]+|[Hh]e|[Ss]he)\s+(?:\w+ly\s+)?(?:said|says|told|added|wrote)\b"
+)
+
+
+PERSON_NOUNS = (
+    "star|skater|rider|runner|athlete|man|woman|competitor|champion|player|driver|cyclist|swimmer|guy|girl|boy"
+)
+OPENING_REFERENCE = re.compile(
+    rf"(?:[Hh]e|[Ss]he|[Tt]he\s+(?:\d+-year-old|(?:[a-z]+\s+)?(?:{PERSON_NOUNS}|winner|leader|veteran|teenager)))\b(?!['’])"
+)
+
+
+class Corpus:
+    """What the answerer knows of all indexed documents: their sentences, which words are names, how rare
+    each term is. Rebuilt from the stored chunks, whose offsets place them in their document."""
+
+    def __init__(self, chunks: list[Document]):
+        texts: dict[str, list[str]] = {}
+        self.sources: dict[str, str] = {}
+        for c in sorted(chunks, key=lambda c: (c.metadata["path"], int(c.metadata["start"]))):
+            path, start = c.metadata["path"], int(c.metadata["start"])
+            self.sources[path] = c.metadata["source"]
+            buf = texts.setdefault(path, [])
+            have = sum(map(len, buf))
+            if start > have:
+                buf.append("\n" * (start - have))  # a gap between chunks is whitespace we did not keep
+            buf.append(c.page_content[max(0, have - start) :])
+        self.texts = {path: "".join(parts) for path, parts in texts.items()}
+        self.sentences = {
+            path: [Sentence(path, self.sources[path], span, i) for i, span in enumerate(split_sentences(text))]
+            for path, text in self.texts.items()
+        }
+        for c in chunks:  # cite each sentence by the first chunk that holds it whole
+            start = int(c.metadata["start"])
+            for s in self.sentences[c.metadata["path"]]:
+                if not s.chunk_id and start <= s.span.start and s.span.end <= start + len(c.page_content):
+                    s.chunk_id = c.metadata["chunk_id"]
+        self.documents = len(self.texts)
+        self._count_terms()
+        self._find_nationals()
+
+    def _count_terms(self) -> None:
+        df: Counter[str] = Counter()
+        capitalized, lowercase, initial = Counter(), Counter(), []
+        all_sentences = [s.text for sents in self.sentences.values() for s in sents]
+        for sent in all_sentences:
+            toks = words(sent)
+            df.update({term(w) for w, _ in toks})
+            for i, (w, pos) in enumerate(toks):
+                base = re.sub(r"['’]s$", "", w)
+                after_quote = pos > 0 and sent[pos - 1] in "‘“\"'"
+                if base[:1].isupper():
+                    if i == 0 or after_quote:
+                        nxt = toks[i + 1] if i + 1 < len(toks) else ("", 0)
+                        adjacent = nxt[0] and not sent[pos + len(w) : nxt[1]].strip()
+                        initial.append((base, nxt[0] if adjacent else ""))
+                    else:
+                        capitalized[base.lower()] += 1
+                elif base[:1].islower():
+                    lowercase[base.lower()] += 1
+        proper = {w for w in capitalized if w not in lowercase and w.replace("’", "'") not in STOPWORDS}
+        for first, nxt in initial:  # "Amber Glenn goes…", "Team USA figure…" (not "Afterwards, Glenn")
+            if re.sub(r"['’]s$", "", nxt).lower() in proper and first.lower() not in STOPWORDS:
+                proper.add(first.lower())
+        self.proper_nouns = proper
+        self.n = max(len(all_sentences), 1)
+        self.df = df
+
+    def _find_nationals(self) -> None:
+        """Whom each country's word is used for: "Japan's Kaori Sakamoto", "American competitor Amber Glenn"."""
+        self.nationals: dict[str, list[frozenset[str]]] = {}
+        self.national_names: dict[str, list[str]] = {}
+        self.people: set[frozenset[str]] = set()
+        for s in (s for sents in self.sentences.values() for s in sents):
+            for p in person_names(s.text, self.proper_nouns):
+                self.people.add(frozenset(term(w) for w, _ in words(p.text)))
+                m = re.search(r"([^\W\d_]+)(?:['’]s\s+|\s+(?:[a-z]+\s+){0,2})$", s.text[: p.start])
+                country = m and country_of(m.group(1))
+                if country:
+                    self.nationals.setdefault(country, []).append(frozenset(term(w) for w, _ in words(p.text)))
+                    self.national_names.setdefault(country, []).append(p.text)
+
+    def full_name(self, name: list[str]) -> list[str]:
+        """ "Kaori" → Kaori Sakamoto, "Amber" → Amber Glenn: the one person the documents name with these words."""
+        matches = [p for p in self.people if set(name) & p]
+        if matches and all(a & b for a in matches for b in matches):
+            return sorted(set(name).union(*matches))
+        return name
+
+    def national(self, country: str) -> frozenset[str]:
+        """The one person of that country the documents name ("the Briton"), or empty when there are several."""
+        people = self.nationals.get(country, [])
+        if people and all(a & b for a in people for b in people):
+            return frozenset().union(*people)
+        return frozenset()
+
+    def named_by_nationality(self, question: str) -> str:
+        """ "What did the Colombian say…?" → "What did Julián Arbeláez say…?", when the documents name one person
+        of that country (not for "the American" when two Americans are named)."""
+
+        def name(m: re.Match) -> str:
+            country = country_of(m.group(1))
+            if not country or not self.national(country):
+                return m.group()
+            return max(self.national_names[country], key=len)
+
+        return re.sub(rf"\b[Tt]he\s+(?:[a-z]+\s+)?([A-ZÀ-Þ][a-zß-ÿ]+)(?:\s+(?:{PERSON_NOUNS}))?\b", name, question)
+
+    def mentions(self, text: str) -> list[Mention]:
+        """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
+        found = [
+            Mention(p, frozenset(term(w) for w, _ in words(p.text))) for p in person_names(text, self.proper_nouns)
+        ]
+        for m in re.finditer(r"\b[Tt]he\s+(?:(\d+-year-old)|([A-ZÀ-Þ][a-zß-ÿ]+))\b", text):
+            country = country_of(m.group(2) or "")
+            if m.group(1) or country:
+                person = self.national(country) if country else frozenset()
+                found.append(Mention(Span(m.group(), m.start(), m.end()), person))
+        return sorted(found, key=lambda m: m.span.start)
+
+    def idf(self, t: str) -> float:
+        return math.log(1 + self.n / (1 + self.df.get(t, 0)))
+
+    def sentences_in(self, passage: Passage) -> list[Sentence]:
+        end = passage.start + len(passage.text)
+        return [
+            replace(s, chunk_id=passage.chunk_id)
+            for s in self.sentences.get(passage.path, [])
+            if s.span.start >= passage.start and s.span.end <= end
+        ]
+
+    def window(self, s: Sentence) -> str:
+        """The sentence and the one before it, which often holds the subject of "she", "he", "it"."""
+        sents = self.sentences[s.path]
+        return " ".join(x.text for x in sents[max(0, s.index - 1) : s.index + 1])
+
+    def context(self, s: Sentence) -> str:
+        """The text leading up to a sentence: where the people and things it refers to were last named."""
+        return self.texts[s.path][max(0, s.span.start - NAME_CONTEXT_CHARS) : s.span.end]
+
+    def speaker(self, s: Sentence) -> set[str]:
+        """Who is quoted in the sentence's paragraph ("…," Gebre said; "The skater said, …"), or in the paragraphs
+        before it when the quote runs on from them: the terms of that name, or empty."""
+        text = self.texts[s.path]
+        start = text.rfind("\n", 0, s.span.start) + 1
+        for _ in range(QUOTE_PARAGRAPHS):
+            end = text.find("\n", start)
+            paragraph = text[start : end if end >= 0 else len(text)]
+            m = SPEECH.search(paragraph)
+            if m and (m.group(1) or m.group(2)):
+                return {term(w) for w, _ in words(m.group(1) or m.group(2))}
+            if (
+                m
+            ):  # "the Frenchman said": the one Frenchman; "The skater said", "She added": whom the text before is about
+                described = re.match(r"[Tt]he\s+([\w-]+)", m.group())
+                country = country_of(described.group(1)) if described else ""
+                if country and self.national(country):
+                    return set(self.national(country))
+                return self._last_subject(text[max(0, start - NAME_CONTEXT_CHARS) : start + m.start()])
+            if paragraph[:1] not in "‘“'\"" or start == 0:  # not a quotation running on from before
+                return set()
+            start = text.rfind("\n", 0, len(text[:start].rstrip("\n"))) + 1
+        return set()
+
+    def referent(self, s: Sentence) -> set[str]:
+        """Whom a sentence opening with "He", "She" or a description ("The 26-year-old", "The winner") is about:
+        the speaker of the quotation before it, or the first person named in the closest sentence naming one."""
+        if not OPENING_REFERENCE.match(s.text):
+            return set()
+        for before in reversed(self.sentences[s.path][max(0, s.index - 3) : s.index]):
+            said_by = self.speaker(before) if self.in_quotation(before) else set()
+            named = [m.person for m in self.mentions(before.text) if m.person]
+            if said_by or named:
+                return said_by or set(named[0])
+        return set()
+
+    def _last_subject(self, text: str) -> set[str]:
+        """The first person named in the last sentence of `text` that names anyone (outside quotation marks)."""
+        text = re.sub(r"[“\"][^”\"]*[”\"]", " ", text)
+        for sentence in reversed(split_sentences(text)):
+            named = [m for m in self.mentions(sentence.text) if m.person]
+            if named:
+                return set(named[0].person)
+        return set()
+
+    def in_quotation(self, s: Sentence) -> bool:
+        """The sentence is, or holds, someone's quoted words (not a word in scare quotes: "criticizes ‘meddling’")."""
+        if re.search(r"[“\"‘]\s*\S+(?:\s+\S+){2}|\bsaid\b|\bsays\b|\btold\b", s.text):
+            return True
+        text = self.texts[s.path]
+        paragraph_start = text.rfind("\n", 0, s.span.start) + 1
+        return text[paragraph_start : paragraph_start + 1] in "‘“'\""
