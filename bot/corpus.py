@@ -36,6 +36,7 @@ class Sentence:
         return self.span.text
 
 
+QUOTE_QUESTION = re.compile(r"\b(?:say|said|says|tell|told|describe|words|quote)\b", re.IGNORECASE)
 QUOTE_PARAGRAPHS = 4  # how many paragraphs back a running quotation is followed to find who said it
 SPEECH = re.compile(
     r"[”\"’',]\s*([A-ZÀ-Þ][\w'-]*(?:\s+[A-ZÀ-Þ][\w'-]*)*)\s+(?:said|says|told|added|wrote)\b"
@@ -80,6 +81,7 @@ class Corpus:
         self.documents = len(self.texts)
         self._count_terms()
         self._find_nationals()
+        self.speakers = [self.speaker(s) for sents in self.sentences.values() for s in sents]  # who each quotes
 
     def _count_terms(self) -> None:
         df: Counter[str] = Counter()
@@ -140,13 +142,24 @@ class Corpus:
         """ "What did the Colombian say…?" → "What did Julián Arbeláez say…?", when the documents name one person
         of that country (not for "the American" when two Americans are named)."""
 
+        quoted = QUOTE_QUESTION.search(question)
+
         def name(m: re.Match) -> str:
             country = country_of(m.group(1))
-            if not country or not self.national(country):
-                return m.group()
-            return max(self.national_names[country], key=len)
+            if country and self.national(country):
+                return max(self.national_names[country], key=len)
+            # "What did the American say…": of the Americans, the one who is quoted
+            said = [n for n in self.national_names.get(country, []) if quoted and self._quoted(n)]
+            if said and all(self._quoted(n) & self._quoted(said[0]) for n in said):
+                return max(said, key=len)
+            return m.group()
 
         return re.sub(rf"\b[Tt]he\s+(?:[a-z]+\s+)?([A-ZÀ-Þ][a-zß-ÿ]+)(?:\s+(?:{PERSON_NOUNS}))?\b", name, question)
+
+    def _quoted(self, name: str) -> set[str]:
+        """The terms of `name` if the documents quote that person, else nothing."""
+        terms = {term(w) for w, _ in words(name)}
+        return terms if any(terms & s for s in self.speakers) else set()
 
     def mentions(self, text: str) -> list[Mention]:
         """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""

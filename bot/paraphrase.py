@@ -17,7 +17,7 @@ RESULTS_VOCABULARY: list[tuple[str, list[str]]] = [
         ["win", "won the gold medal"],
     ),
     (
-        r"\b(?:(?:ended|finished|was|were)\s+(?:up\s+)?)?on\s+(?:the\s+)?top\s+(?:step\s+)?of\s+the\s+podium\b",
+        r"\b(?:(?:ended|finished|was|were)\s+(?:up\s+)?)?(?:on\s+)?(?:the\s+)?top\s+(?:step|spot|place)?\s*(?:of|on)\s+the\s+podium\b",
         ["won the gold medal", "finished first"],
     ),
     (rf"{BE}(?:the\s+)?(?:overall\s+)?(?:champion|winner)\b", ["won the gold medal", "won"]),

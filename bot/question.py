@@ -276,6 +276,7 @@ NOUN_AFTER = re.compile(
     r"|\b(?:[Ww]hat|[Ww]hich)\s+([a-z]\w+)\s+(?:did|does|do|is|was|are|were|has|had)\b"
 )
 STOP_NOUNS = STOPWORDS | {"did", "does", "do", "is", "was", "are", "were", "has", "had", "be", "been"}
+STOP_NOUNS |= {"guy", "man", "woman", "person", "people", "someone", "somebody", "one"}  # say no more than "who"
 UNITS = {
     "money": r"[$€£]|\b(?:euros?|dollars?|pounds?|yen|francs?|cents?)\b",
     "time": r"\b(?:hours?|minutes?|seconds?|days?|weeks?|months?|years?)\b|\d+:\d+",
