@@ -19,6 +19,7 @@ from bot.language import (
     ORG_WORDS,
     STOPWORDS,
     Span,
+    lemma,
     term,
     words,
 )
@@ -414,13 +415,13 @@ class ExtractiveAnswerer:
         return found
 
     def _does(self, q: Question, text: str) -> bool:
-        """The sentence says someone does what the question asks about: the verb itself, or a verb close in meaning
-        ("filmed" ~ "recording"; a noun like "video" does not count)."""
-        verb = q.surface.get(q.relation or "", q.relation or "")
+        """The sentence says someone does what the question asks about: the verb itself, or a verb close in meaning,
+        compared in dictionary form ("shielded" ~ "to block", "filmed" ~ "recording"; a noun like "video" does not
+        count)."""
+        verb = lemma(q.surface.get(q.relation or "", q.relation or ""))
         tokens = [w for w, _ in words(text)]
-        return q.relation in {term(w) for w in tokens} or bool(
-            self._synonym_credit(verb, [w for w in tokens if re.search(r"(?:ed|ing)$", w)])
-        )
+        verbs = [w for w in tokens if re.search(r"(?:ed|ing)$", w)] + re.findall(r"\bto\s+([a-z]+)\b", text)
+        return q.relation in {term(w) for w in tokens} or bool(self._synonym_credit(verb, [lemma(w) for w in verbs]))
 
     def _doers(self, q: Question, text: str) -> list[Span]:
         """Who does what a who-question asks about, told by a noun phrase rather than a name: the subject of

@@ -454,7 +454,13 @@ def term(word: str) -> str:
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
-    return _stemmer.stemWord(IRREGULAR.get(w) or simplemma.lemmatize(w, lang="en").lower())
+    return _stemmer.stemWord(lemma(w))
+
+
+def lemma(word: str) -> str:
+    """The dictionary form of a word: "shielded" → "shield", "won" → "win"."""
+    w = word.lower().replace("’", "'")
+    return IRREGULAR.get(w) or simplemma.lemmatize(w, lang="en").lower()
 
 
 def content_terms(text: str) -> list[str]:
