@@ -1,0 +1,104 @@
+"""How the extractive answerer reads sentences, on the article and on the two other documents of the evaluation
+sets: whose value a number is, who a description means, which words a question may use instead of the text's."""
+
+import pytest
+
+from bot.answer import Turn
+from bot.service import EventBot, build_index
+from bot.settings import Settings
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def marathon(tmp_path_factory):
+    settings = Settings(index_dir=tmp_path_factory.mktemp("marathon"), corpus=[ROOT / "data/eval/marathon_qa"])
+    build_index(settings)
+    return EventBot(settings)
+
+
+@pytest.fixture(scope="module")
+def cycling(tmp_path_factory):
+    settings = Settings(index_dir=tmp_path_factory.mktemp("cycling"), corpus=[ROOT / "data/eval/cycling_qa"])
+    build_index(settings)
+    return EventBot(settings)
+
+
+def answered(bot, question, history=()):
+    answer = bot.ask(question, list(history))
+    assert not answer.abstained, f"{question} → {answer.answer}"
+    return answer.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "expected", "not_expected"),
+    [
+        # "…meaning the Briton was officially fourth in 2:11:38 and Gebre fifth in 2:11:39"
+        ("What was Gebre's finishing time?", "2:11:39", "2:11:38"),
+        ("Who finished fourth?", "Haldane", "Gebre"),
+        # "Running in third place…, Haldane began to wobble" is no result; "went past them to take third place" is
+        ("Who finished third?", "Ibarra", "Haldane"),
+        # "finished 47 seconds ahead of…" is a gap, not the winning time
+        ("What was the winning time?", "2 hours, 8 minutes and 41 seconds", "47 seconds"),
+        # the paraphrase "runner-up" is asked again as "finished second"
+        ("Who was the runner-up in the men's race?", "Wanjiru", "Kiprop"),
+    ],
+)
+def test_values_belong_to_their_clause(marathon, question, expected, not_expected):
+    text = answered(marathon, question)
+    assert expected in text and not_expected not in text
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What team does Julián Arbeláez ride for?", "Cordillera-Ruta"),  # accents, a hyphenated team name
+        ("What did the Colombian say about settling for second?", "Second is not bad"),  # the one Colombian
+        ("How much did Solvang earn for winning the stage?", "8,000 euros"),  # "The 26-year-old … collected"
+        ("How cold was it at the top of the Col de Sarrat?", "7 degrees Celsius"),  # a name with a particle
+        ("What date was the stage raced?", "12 June"),  # a date, not "Sunday"
+    ],
+)
+def test_names_descriptions_and_forms(cycling, question, expected):
+    assert expected in answered(cycling, question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How old is the guy who finished second on the stage?",  # someone described, not named
+        "Who was the runner-up on the day?",  # "second in the race two years ago" is not this race
+    ],
+)
+def test_what_it_cannot_tell_is_not_guessed(cycling, question):
+    assert cycling.ask(question).abstained
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How many points behind the winner was Kaori?", "1.91"),  # a first name alone
+        ("Who ended up on top of the podium?", "Liu"),  # results words the article does not use
+        ("Who shielded Sakamoto from the camera?", "Glenn"),  # "to block the camera's view"
+        ("Which two American skaters comforted Sakamoto after her skate?", "Glenn"),
+        ("What nickname does the article use for the American women's team?", "Blade Angels"),
+        ("Did Glenn finish on the podium?", "fifth"),
+        ("What medal did Sakamoto win at the previous Olympics?", "bronze"),
+    ],
+)
+def test_article_questions_in_other_words(bot, question, expected):
+    assert expected.lower() in answered(bot, question).lower()
+
+
+def test_quote_questions_take_the_words_of_the_person_asked(bot):
+    assert "meddle in your business" in answered(bot, "What did Glenn say about the media filming Sakamoto?")
+    assert bot.ask("What did Glenn say to the cameraman?").abstained  # the article does not quote that
+
+
+def test_follow_up_what_about_someone(bot):
+    history = [
+        Turn(role="user", content="Where did Sakamoto finish overall?"),
+        Turn(role="assistant", content="She won the silver medal, 1.91 points behind Liu."),
+    ]
+    answer = bot.ask("And what about Glenn?", history)
+    assert answer.standalone_question == "Where did Glenn finish overall?"
+    assert "fifth" in answer.answer.lower()
