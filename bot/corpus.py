@@ -81,7 +81,8 @@ class Corpus:
         self.documents = len(self.texts)
         self._count_terms()
         self._find_nationals()
-        self.speakers = [self.speaker(s) for sents in self.sentences.values() for s in sents]  # who each quotes
+        # who is quoted in each sentence, worked out once: answering asks it of many sentences per question
+        self._speakers = {(s.path, s.index): self._find_speaker(s) for sents in self.sentences.values() for s in sents}
 
     def _count_terms(self) -> None:
         df: Counter[str] = Counter()
@@ -159,7 +160,7 @@ class Corpus:
     def _quoted(self, name: str) -> set[str]:
         """The terms of `name` if the documents quote that person, else nothing."""
         terms = {term(w) for w, _ in words(name)}
-        return terms if any(terms & s for s in self.speakers) else set()
+        return terms if any(terms & s for s in self._speakers.values()) else set()
 
     def mentions(self, text: str) -> list[Mention]:
         """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
@@ -194,8 +195,12 @@ class Corpus:
         return self.texts[s.path][max(0, s.span.start - NAME_CONTEXT_CHARS) : s.span.end]
 
     def speaker(self, s: Sentence) -> set[str]:
+        """Who is quoted in the sentence: the terms of that person's name, or empty."""
+        return self._speakers[(s.path, s.index)]
+
+    def _find_speaker(self, s: Sentence) -> set[str]:
         """Who is quoted in the sentence's paragraph ("…," Gebre said; "The skater said, …"), or in the paragraphs
-        before it when the quote runs on from them: the terms of that name, or empty."""
+        before it when the quote runs on from them."""
         text = self.texts[s.path]
         start = text.rfind("\n", 0, s.span.start) + 1
         for _ in range(QUOTE_PARAGRAPHS):
@@ -204,9 +209,7 @@ class Corpus:
             m = SPEECH.search(paragraph)
             if m and (m.group(1) or m.group(2)):
                 return {term(w) for w, _ in words(m.group(1) or m.group(2))}
-            if (
-                m
-            ):  # "the Frenchman said": the one Frenchman; "The skater said", "She added": whom the text before is about
+            if m:  # "the Frenchman said": the one Frenchman; "The skater said": whom the text before is about
                 described = re.match(r"[Tt]he\s+([\w-]+)", m.group())
                 country = country_of(described.group(1)) if described else ""
                 if country and self.national(country):

@@ -353,9 +353,8 @@ class ExtractiveAnswerer:
 
     def _names_missing_everywhere(self, q: Question, passages: list[Passage]) -> str:
         """A name the documents never use (not only the retrieved passages): "it never mentions France"."""
-        found = {term(w) for text in self.corpus.texts.values() for w, _ in words(text)}
         for name in q.names:
-            if not set(name) & found:
+            if not any(t in self.corpus.df for t in name):
                 return _name_text(q.text, name)
         return ""
 
@@ -387,9 +386,8 @@ class ExtractiveAnswerer:
         if q.answer_type is AnswerType.PERSON and q.relation:
             found = self._doers(q, s.text) or found  # "Who was recording them?" — "a cameraman was recording them"
             agents = _agents(q.relation, s.text, mentions)
-            if agents and not (
-                q.relation in RESULT_VERBS and set(q.closed) & EXACT_CLOSED
-            ):  # placings: below  # "Who won the stage?": who won it, not who else the sentence names
+            placing = q.relation in RESULT_VERBS and set(q.closed) & EXACT_CLOSED  # whose placing: see below
+            if agents and not placing:  # "Who won the stage?": who won it, not who else the sentence names
                 found = [
                     c
                     for c in found
@@ -643,6 +641,7 @@ def _owned_by_other(text: str, candidate: Span, mentions: list[Mention], asked: 
 
 
 def _owned_by_asked(text: str, candidate: Span, mentions: list[Mention], asked: list[set[str]]) -> bool:
+    """The value is said of a person the question names, when it asks about someone else ("the man who helped X")."""
     who = _owner(text, candidate, mentions)
     return bool(who and who.person) and any(who.person & a for a in asked)
 

@@ -9,18 +9,21 @@ from bot.settings import Settings
 from tests.conftest import ROOT
 
 
-@pytest.fixture(scope="module")
-def marathon(tmp_path_factory):
-    settings = Settings(index_dir=tmp_path_factory.mktemp("marathon"), corpus=[ROOT / "data/eval/marathon_qa"])
+def bot_on(folder: str, tmp_path_factory) -> EventBot:
+    """A bot answering from the documents of an evaluation set's folder, in an index of its own."""
+    settings = Settings(index_dir=tmp_path_factory.mktemp(folder), corpus=[ROOT / "data/eval" / folder])
     build_index(settings)
     return EventBot(settings)
+
+
+@pytest.fixture(scope="module")
+def marathon(tmp_path_factory):
+    return bot_on("marathon_qa", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def cycling(tmp_path_factory):
-    settings = Settings(index_dir=tmp_path_factory.mktemp("cycling"), corpus=[ROOT / "data/eval/cycling_qa"])
-    build_index(settings)
-    return EventBot(settings)
+    return bot_on("cycling_qa", tmp_path_factory)
 
 
 def answered(bot, question, history=()):
