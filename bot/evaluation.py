@@ -2,8 +2,10 @@
 
 A dataset is a JSON Lines file, one item a line:
 `{"id", "question", "answers": [accepted strings], "answerable": bool, "evidence": "verbatim span", "kind",
-"history": [{"role", "content"}]?}`. A dataset `X.jsonl` is answered from the documents in the sibling folder `X/`
-when it exists, else from the default corpus (`Settings().corpus`).
+"history": [{"role", "content"}]?}`, or a conversation: `{"id", "kind": "conversation", "turns": [{"question",
+"answers", "answerable", "evidence", "kind"?}, ...]}`, whose turns are asked in order, each with the history of the
+earlier turns and the bot's own answers to them (as a user's chat would be). A dataset `X.jsonl` is answered from
+the documents in the sibling folder `X/` when it exists, else from the default corpus (`Settings().corpus`).
 
 Each configuration (`retriever=dense,top_k=6`, `answerer=extractive`, …) becomes `Settings(**overrides)`, so the
 environment still applies beneath it. Every (configuration, dataset) pair gets a fresh index in a temporary folder
@@ -13,8 +15,10 @@ through `EventBot.ask(question, history)`.
 Metrics, per kind and overall; no LLM judge. Text is compared after `normalize` (lowercase, curly quotes and
 apostrophes made straight, whitespace collapsed) with the answer's `[n]` markers removed.
 
-- accuracy: an answerable item is correct when the answer did not abstain and contains one of the accepted strings;
-  an unanswerable item is correct when the answer abstained.
+- accuracy: an answerable item is correct when the answer did not abstain and contains one of the accepted strings
+  (as whole words); an unanswerable item is correct when the answer abstained.
+- wrong rate: the share of all items answered (not abstained) but not correct: the confident wrong answers,
+  which are worse than an abstention.
 - exact match / F1: SQuAD v1.1 style (lowercase, punctuation and articles dropped, token-bag F1), best over the
   accepted strings, on answerable items; an abstention scores 0. Unicode punctuation counts as punctuation too.
 - abstention precision / recall: positive = abstained, truth = not answerable.
@@ -73,6 +77,34 @@ class EvalItem(BaseModel):
     evidence: str = ""
     kind: str
     history: list[Turn] = []
+    conversation: str | None = None  # the conversation this turn belongs to; its history is the bot's own answers
+
+
+class ConversationTurn(BaseModel):
+    question: str
+    answers: list[str] = []
+    answerable: bool
+    evidence: str = ""
+    kind: str | None = None
+
+
+class Conversation(BaseModel):
+    """Turns asked in order through the same chain, each with the earlier turns and the bot's answers as history."""
+
+    id: str
+    kind: str = "conversation"
+    turns: list[ConversationTurn]
+
+    def items(self) -> list[EvalItem]:
+        return [
+            EvalItem(
+                id=f"{self.id}.{n}",
+                kind=turn.kind or ("turn 1" if n == 1 else "follow-up turn"),
+                conversation=self.id,
+                **turn.model_dump(exclude={"kind"}),
+            )
+            for n, turn in enumerate(self.turns, 1)
+        ]
 
 
 def default_datasets() -> list[Path]:
@@ -89,7 +121,13 @@ def load_dataset(path: Path) -> list[EvalItem]:
         if not line.strip():
             continue
         try:
-            items.append(EvalItem.model_validate_json(line))
+            raw = json.loads(line)
+            if isinstance(raw, dict) and "turns" in raw:
+                items.extend(Conversation.model_validate(raw).items())
+            else:
+                items.append(EvalItem.model_validate(raw))
+        except json.JSONDecodeError as exc:
+            raise EvaluationError(f"{path}:{number}: not JSON ({exc.msg})") from exc
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(p) for p in problem["loc"])
@@ -275,7 +313,7 @@ def is_correct(answer: Answer, answers: Sequence[str], answerable: bool) -> bool
     if answer.abstained:
         return False
     text = normalize(strip_markers(answer.answer))
-    return any(normalize(a) in text for a in answers if a.strip())
+    return any(_contains_word(text, normalize(a)) for a in answers if a.strip())
 
 
 def exact_match(prediction: str, answers: Sequence[str]) -> float:
@@ -429,6 +467,7 @@ def summarize(results: Sequence[ItemResult]) -> dict[str, Any]:
     return {
         "n": len(results),
         "accuracy": _mean(r.correct for r in results),
+        "wrong_rate": _mean(not r.abstained and not r.correct for r in results),
         "exact_match": _mean(r.exact_match for r in results),
         "f1": _mean(r.f1 for r in results),
         "abstention_precision": precision,
@@ -511,11 +550,16 @@ def evaluate_items(settings: Settings, items: Sequence[EvalItem], corpus: list[P
         report = build_index(local, corpus)
         bot = EventBot(local)
         results = []
+        conversations: dict[str, list[Turn]] = {}
         for item in items:
+            history = conversations.setdefault(item.conversation, []) if item.conversation else item.history
             try:
-                answer = bot.ask(item.question, item.history)
+                answer = bot.ask(item.question, list(history))
             except QuestionError as exc:  # the UI would refuse it: count as an abstention with the reason
                 answer = Answer(question=item.question, answer=str(exc), abstained=True, backend="refused")
+            if item.conversation:
+                item = item.model_copy(update={"history": list(history)})
+                history += [Turn(role="user", content=item.question), Turn(role="assistant", content=answer.answer)]
             results.append(score_item(item, answer))
         del bot
     return report.as_dict(), results
@@ -570,12 +614,12 @@ def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
 
 
 def kind_table(dataset: DatasetRun) -> tuple[list[str], list[list[str]]]:
-    """Rows = kinds + overall; columns = accuracy, EM, F1 for each configuration side by side."""
+    """Rows = kinds + overall; columns = accuracy, wrong rate, EM, F1 for each configuration side by side."""
     several = len(dataset.runs) > 1
     headers = ["kind", "n"]
     for i, _ in enumerate(dataset.runs, 1):
         suffix = f" #{i}" if several else ""  # the legend (config_legend) names #1, #2, …
-        headers += [f"accuracy{suffix}", f"EM{suffix}", f"F1{suffix}"]
+        headers += [f"accuracy{suffix}", f"wrong{suffix}", f"EM{suffix}", f"F1{suffix}"]
     rows = []
     for kind in [*dataset.kinds, "overall"]:
         first = dataset.runs[0].metrics
@@ -583,7 +627,7 @@ def kind_table(dataset: DatasetRun) -> tuple[list[str], list[list[str]]]:
         row = [kind, str(n)]
         for run in dataset.runs:
             m = run.metrics["overall"] if kind == "overall" else run.metrics["kinds"][kind]
-            row += [_fmt(m["accuracy"]), _fmt(m["exact_match"]), _fmt(m["f1"])]
+            row += [_fmt(m["accuracy"]), _fmt(m["wrong_rate"]), _fmt(m["exact_match"]), _fmt(m["f1"])]
         rows.append(row)
     return headers, rows
 
@@ -654,7 +698,7 @@ def markdown_report(evaluation: Evaluation, chart_name: str | None) -> str:
             for r in failed:
                 expected = " / ".join(r.expected) if r.answerable else "an abstention"
                 after = f" (after: “{_one_line(r.history[-2]['content'])}”)" if len(r.history) >= 2 else ""
-                got = ("abstained: " if r.abstained else "") + _one_line(r.answer)
+                got = ("abstained: " if r.abstained else "WRONG: ") + _one_line(r.answer)
                 out += [
                     f"- `{r.id}` ({r.kind}) **{_one_line(r.question)}**{after}",
                     f"  - expected: {_one_line(expected)}",
