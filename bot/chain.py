@@ -7,8 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
-from bot.answer import Answer, Citation, Context
-from bot.extractive import Draft
+from bot.types import Answer, Citation, Context, Draft
 
 
 def timed(name: str, step: Callable[[dict], Any]) -> RunnableLambda:

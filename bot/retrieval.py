@@ -2,7 +2,6 @@
 
 import logging
 import re
-from dataclasses import dataclass
 
 import bm25s
 import numpy as np
@@ -10,23 +9,13 @@ import Stemmer
 from langchain_chroma import Chroma
 from langchain_core.embeddings import Embeddings
 
+from bot.types import Passage
 from index.store import StoreUnavailableError, all_chunks
 
 log = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: rank matters, raw scores do not
-
-
-@dataclass
-class Passage:
-    chunk_id: str
-    source: str
-    path: str
-    title: str
-    text: str
-    start: int
-    score: float  # cosine similarity of question and passage
 
 
 class Retriever:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from bot.answer import Answer, Turn
-from bot.candidates import person_names
+from bot.answer.candidates import person_names
+from bot.answer.extractive import ExtractiveAnswerer
 from bot.chain import build_chain
-from bot.extractive import ExtractiveAnswerer
-from bot.history import condense_question
+from bot.conversation import condense_question
 from bot.retrieval import Retriever
 from bot.settings import Settings
+from bot.types import Answer, Turn
 from index.embeddings import load_embedder
 from index.loaders import load_documents
 from index.store import IndexReport, StoreUnavailableError, collection_exists, index_documents, open_client, open_store
@@ -85,7 +85,7 @@ class EventBot:
             raise StoreUnavailableError(f"cannot open the index: {exc}") from exc
         generate = None
         if settings.llm != "none":  # the LLM loads here, once per bot; a bad setting raises LLMSetupError
-            from bot.generative import load_generator
+            from bot.answer.generative import load_generator
 
             generate = load_generator(settings)
         embedder = shared_embedder()
@@ -96,7 +96,7 @@ class EventBot:
         self.answerer = ExtractiveAnswerer(embedder, self.retriever.chunks)
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
-            from bot.guard import Guard
+            from bot.answer.guard import Guard
 
             guard = Guard(self.answerer.corpus.sentences_in)
         self.chain = build_chain(self._condense, self.retriever, self.answerer, generate, guard)

@@ -5,14 +5,17 @@ import hashlib
 from langchain_core.documents import Document
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from index.text import PARSE_VERSION, ParsedSentence, parse_document, sentences_to_json
+
 # Paragraphs first, then line breaks, then sentence ends (the lookbehind keeps the punctuation in the
 # sentence), then words: a chunk only breaks mid-sentence when one sentence is longer than a chunk.
 SENTENCE_SEPARATORS = [r"\n\n", r"\n", r"(?<=[.!?…])\s+", r"(?<=[.!?…][’”'\"])\s+", r"\s+", ""]
 
 
 def chunk_id(doc_path: str, text: str) -> str:
-    """A content hash, so unchanged chunks keep their id and are never embedded twice."""
-    return hashlib.sha256(f"{doc_path}\x00{text}".encode()).hexdigest()[:32]
+    """A content hash, so unchanged chunks keep their id and are never embedded twice (the parser's version is
+    part of it: a new text layer re-parses and re-stores every chunk once)."""
+    return hashlib.sha256(f"{PARSE_VERSION}\x00{doc_path}\x00{text}".encode()).hexdigest()[:32]
 
 
 def split_documents(docs: list[Document], chunk_size: int, chunk_overlap: int) -> list[Document]:
@@ -35,3 +38,29 @@ def split_documents(docs: list[Document], chunk_size: int, chunk_overlap: int) -
             seen.add(meta["chunk_id"])
             chunks.append(chunk)
     return chunks
+
+
+def attach_sentences(chunks: list[Document], documents: dict[str, str]) -> None:
+    """Parse each chunk's document once (spaCy, batched) and store, in the chunk's metadata, the parsed sentences
+    that lie in it (a sentence longer than any chunk goes with the chunk where it starts). The answerer reads
+    these instead of re-splitting or re-parsing documents."""
+    by_path: dict[str, list[Document]] = {}
+    for c in chunks:
+        by_path.setdefault(c.metadata["path"], []).append(c)
+    for path, doc_chunks in by_path.items():
+        held: dict[str, list[ParsedSentence]] = {c.metadata["chunk_id"]: [] for c in doc_chunks}
+        for sentence in parse_document(documents[path]):
+            whole = [c for c in doc_chunks if _start(c) <= sentence.start and sentence.end <= _end(c)]
+            starts = whole or [c for c in doc_chunks if _start(c) <= sentence.start < _end(c)][:1]
+            for c in starts:
+                held[c.metadata["chunk_id"]].append(sentence)
+        for c in doc_chunks:
+            c.metadata["sentences"] = sentences_to_json(held[c.metadata["chunk_id"]])
+
+
+def _start(chunk: Document) -> int:
+    return int(chunk.metadata["start"])
+
+
+def _end(chunk: Document) -> int:
+    return int(chunk.metadata["start"]) + len(chunk.page_content)

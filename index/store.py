@@ -13,7 +13,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from tqdm import tqdm
 
-from index.chunking import split_documents
+from index.chunking import attach_sentences, split_documents
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,16 @@ def index_documents(
     stale = sorted(existing - wanted.keys())
     new = [c for cid, c in wanted.items() if cid not in existing]
 
+    # Only documents with new chunks are parsed; their unchanged chunks get fresh offsets and sentences too
+    # (an edit earlier in the document moves them), without being embedded again.
+    changed = {c.metadata["path"] for c in new}
+    attach_sentences(
+        [c for c in chunks if c.metadata["path"] in changed],
+        {d.metadata["path"]: d.page_content for d in docs if d.metadata["path"] in changed},
+    )
+    moved = [c for cid, c in wanted.items() if cid in existing and c.metadata["path"] in changed]
+    if moved:
+        collection.update(ids=[c.metadata["chunk_id"] for c in moved], metadatas=[c.metadata for c in moved])
     if stale:
         collection.delete(ids=stale)
     with tqdm(total=len(new), desc="Embedding chunks", unit="chunk", disable=not show_progress) as bar:

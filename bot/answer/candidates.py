@@ -3,7 +3,7 @@ number with its unit, a date, a team, a placing…). The answerer then decides w
 
 import re
 
-from bot.language import (
+from bot.answer.language import (
     COUNTRIES,
     DEMONYM_NOUNS,
     DEMONYMS,
@@ -13,10 +13,10 @@ from bot.language import (
     ORG_WORDS,
     STOPWORDS,
     WEEKDAYS,
-    Span,
     name_groups,
 )
-from bot.question import AnswerType
+from bot.answer.question import AnswerType
+from bot.types import Span
 
 
 def person_names(text: str, proper: set[str]) -> list[Span]:

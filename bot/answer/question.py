@@ -4,7 +4,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from bot.language import (
+from bot.answer.language import (
     COUNTRIES,
     DEMONYMS,
     MEDALS,

@@ -3,9 +3,9 @@ people and terms of the previous turns, giving a question that stands on its own
 
 import re
 
-from bot.answer import Turn
-from bot.language import STOPWORDS, words
-from bot.question import CLOSED_CLASS
+from bot.answer.language import STOPWORDS, words
+from bot.answer.question import CLOSED_CLASS
+from bot.types import Turn
 
 SUBJECT_PRONOUNS = {"she", "he", "they"}
 OBJECT_PRONOUNS = {"her", "him", "them"}

@@ -5,7 +5,8 @@ and 2:11:39 is Gebre's; in "…consoled by American Alysa Liu, who would go on t
 import re
 from dataclasses import dataclass
 
-from bot.language import Span, words
+from bot.answer.language import words
+from bot.types import Span
 
 # Clauses end at punctuation and start at a conjunction or relative pronoun (which stays with its clause).
 CLAUSE_BREAK = re.compile(r"\s*[,;:()—–]\s*|\s+(?=(?:and|but|meaning|while|whereas|who|whose|which)\b)")

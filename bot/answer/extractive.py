@@ -3,16 +3,16 @@ for one, or abstains when the passages do not support an answer. Every claim cit
 
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from bot.candidates import CANDIDATE_FINDERS, NUMBER, PHRASE_TYPES, country_of, person_names
-from bot.clauses import Mention, clauses, owner
-from bot.corpus import Corpus, Sentence
-from bot.language import (
+from bot.answer.candidates import CANDIDATE_FINDERS, NUMBER, PHRASE_TYPES, country_of, person_names
+from bot.answer.clauses import Mention, clauses, owner
+from bot.answer.corpus import Corpus
+from bot.answer.language import (
     MEDALS,
     NUMBER_WORDS,
     ORDINALS,
@@ -23,9 +23,9 @@ from bot.language import (
     term,
     words,
 )
-from bot.paraphrase import rewordings, speaks_otherwise
-from bot.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
-from bot.retrieval import Passage
+from bot.answer.paraphrase import rewordings, speaks_otherwise
+from bot.answer.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
+from bot.types import Draft, Passage, Sentence
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +63,6 @@ UNREALIZED = re.compile(
     r"|attempt\w*|fail\w*|set|going|hopes)\s+to\s+(?:\w+\s+){0,3}\w+|(?:\w+\s+){0,2}favou?rites?\b",
     re.IGNORECASE,
 )
-
-
-@dataclass
-class Draft:
-    """What an answerer decided, before it is turned into the answer object."""
-
-    text: str  # answer text with [n] markers
-    abstained: bool
-    quotes: list[Sentence]  # quotes[n-1] is what [n] cites
-    reason: str = ""
 
 
 class ExtractiveAnswerer:

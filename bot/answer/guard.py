@@ -26,11 +26,9 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.corpus import Sentence
-from bot.extractive import Draft
-from bot.generative import Generation
-from bot.language import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, Span, term, words
-from bot.retrieval import Passage
+from bot.answer.generative import Generation
+from bot.answer.language import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, term, words
+from bot.types import Draft, Passage, Sentence, Span
 
 log = logging.getLogger(__name__)
 

@@ -5,35 +5,18 @@ document."""
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from langchain_core.documents import Document
 
-from bot.candidates import country_of, person_names
-from bot.clauses import Mention
-from bot.language import STOPWORDS, Span, split_sentences, term, words
-from bot.retrieval import Passage
+from bot.answer.candidates import country_of, person_names
+from bot.answer.clauses import Mention
+from bot.answer.language import STOPWORDS, term, words
+from bot.types import Passage, Sentence, Span
+from index.store import StoreUnavailableError
+from index.text import ParsedSentence, sentences_from_json
 
 NAME_CONTEXT_CHARS = 600  # how far back a name counts as "being talked about" (about five sentences)
-
-
-@dataclass
-class Sentence:
-    """A sentence of a document, located by its offsets in the document's text."""
-
-    path: str
-    source: str
-    span: Span  # offsets within the document
-    index: int  # position among the document's sentences
-    chunk_id: str = ""  # the retrieved passage it was found in
-    dense: float = 0.0
-    coverage: float = 0.0
-    score: float = 0.0
-    candidates: list[Span] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return self.span.text
 
 
 QUOTE_QUESTION = re.compile(r"\b(?:say|said|says|tell|told|describe|words|quote)\b", re.IGNORECASE)
@@ -69,8 +52,17 @@ class Corpus:
                 buf.append("\n" * (start - have))  # a gap between chunks is whitespace we did not keep
             buf.append(c.page_content[max(0, have - start) :])
         self.texts = {path: "".join(parts) for path, parts in texts.items()}
+        parsed: dict[str, dict[int, ParsedSentence]] = {}
+        for c in chunks:  # indexing stored each chunk's sentences; overlapping chunks repeat some
+            if "sentences" not in c.metadata:
+                raise StoreUnavailableError("the index was built by an older version: run `eventbot index`")
+            for ps in sentences_from_json(c.metadata["sentences"]):
+                parsed.setdefault(c.metadata["path"], {})[ps.start] = ps
         self.sentences = {
-            path: [Sentence(path, self.sources[path], span, i) for i, span in enumerate(split_sentences(text))]
+            path: [
+                Sentence(path, self.sources[path], Span(text[ps.start : ps.end], ps.start, ps.end), i, parsed=ps)
+                for i, ps in enumerate(sorted(parsed.get(path, {}).values(), key=lambda ps: ps.start))
+            ]
             for path, text in self.texts.items()
         }
         for c in chunks:  # cite each sentence by the first chunk that holds it whole
@@ -214,7 +206,7 @@ class Corpus:
                 country = country_of(described.group(1)) if described else ""
                 if country and self.national(country):
                     return set(self.national(country))
-                return self._last_subject(text[max(0, start - NAME_CONTEXT_CHARS) : start + m.start()])
+                return self._last_subject(s.path, start + m.start())
             if paragraph[:1] not in "‘“'\"" or start == 0:  # not a quotation running on from before
                 return set()
             start = text.rfind("\n", 0, len(text[:start].rstrip("\n"))) + 1
@@ -232,11 +224,14 @@ class Corpus:
                 return said_by or set(named[0])
         return set()
 
-    def _last_subject(self, text: str) -> set[str]:
-        """The first person named in the last sentence of `text` that names anyone (outside quotation marks)."""
-        text = re.sub(r"[“\"][^”\"]*[”\"]", " ", text)
-        for sentence in reversed(split_sentences(text)):
-            named = [m for m in self.mentions(sentence.text) if m.person]
+    def _last_subject(self, path: str, end: int) -> set[str]:
+        """The first person named (outside quotation marks) in the last sentence before offset `end` of the
+        document that names anyone, looking back at most NAME_CONTEXT_CHARS."""
+        text = self.texts[path]
+        before = [s for s in self.sentences[path] if end - NAME_CONTEXT_CHARS <= s.span.start < end]
+        for sentence in reversed(before):
+            said = re.sub(r"[“\"][^”\"]*[”\"]", " ", text[sentence.span.start : min(sentence.span.end, end)])
+            named = [m for m in self.mentions(said) if m.person]
             if named:
                 return set(named[0].person)
         return set()

@@ -53,8 +53,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from bot.answer import Answer, Turn
 from bot.settings import DEFAULT_CORPUS, Settings
+from bot.types import Answer, Turn
 
 log = logging.getLogger(__name__)
 

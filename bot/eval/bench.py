@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.evaluation import default_datasets, load_dataset
+from bot.eval.evaluation import default_datasets, load_dataset
 from bot.settings import Settings
 
 

@@ -5,7 +5,7 @@ Backends (`EVENTBOT_LLM`), each a LangChain chat model with temperature 0, a tok
 - `ollama`: `ChatOllama` against an Ollama daemon (`EVENTBOT_LLM_BASE_URL`, default the daemon's own);
 - `openai`: `ChatOpenAI` against OpenAI or any OpenAI-compatible server (`EVENTBOT_LLM_BASE_URL`: vLLM,
   llama.cpp's server, …).
-Their packages are the optional extra `llm`. What the model writes is only a candidate: `bot.guard` checks it
+Their packages are the optional extra `llm`. What the model writes is only a candidate: `bot.answer.guard` checks it
 against the passages and keeps the extractive answer when it does not hold.
 """
 
@@ -29,8 +29,8 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field, PrivateAttr
 
-from bot.retrieval import Passage
 from bot.settings import Settings
+from bot.types import Passage
 
 log = logging.getLogger(__name__)
 

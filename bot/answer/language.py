@@ -1,18 +1,17 @@
 """Small, general English helpers the extractive answerer reasons with: sentences, terms, names, numbers."""
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 import simplemma
 import Stemmer
 
+from bot.types import Span
+
 _stemmer = Stemmer.Stemmer("english")
 
 WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’](?=[^\W\d_]))*|\d+(?:[.,:]\d+)*")  # letters of any alphabet: "Arbeláez"
 # A sentence ends at . ! ? … (optionally closed by a quote mark) before whitespace, or at a line break.
-SENTENCE_END = re.compile(r"(?<=[.!?…])[’”'\"]?(?=\s)|\n+")
-ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "vs", "no", "jr", "sr", "prof", "gen", "lt", "u.s", "etc"}
 
 STOPWORDS = set(
     [
@@ -409,38 +408,6 @@ TITLE_WORDS = {"mr", "mrs", "ms", "dr", "coach", "president", "director", "capta
 
 # Past tenses the lemmatizer leaves alone because they are also other words ("won" the currency).
 IRREGULAR = {"won": "win", "felt": "feel", "thought": "think", "broke": "break", "wept": "weep", "fought": "fight"}
-
-
-@dataclass(frozen=True)
-class Span:
-    text: str
-    start: int  # offset in the text it was split from
-    end: int
-
-
-def split_sentences(text: str) -> list[Span]:
-    """Sentences with their offsets; headlines and other unpunctuated lines count as sentences."""
-    spans, start = [], 0
-    for match in SENTENCE_END.finditer(text):
-        before = text[start : match.end()].rstrip()
-        last_word = before.rsplit(None, 1)[-1].rstrip(".").lower() if before.split() else ""
-        if (
-            match.group().strip() == ""
-            and text[match.start() - 1 : match.start()] == "."
-            and (last_word in ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()))
-        ):
-            continue  # "Dr. Smith", "J. Smith": not a sentence end
-        spans.append((start, match.end()))
-        start = match.end()
-    spans.append((start, len(text)))
-    out = []
-    for s, e in spans:
-        chunk = text[s:e]
-        lead = len(chunk) - len(chunk.lstrip())
-        body = chunk.strip()
-        if re.search(r"\w", body):
-            out.append(Span(body, s + lead, s + lead + len(body)))
-    return out
 
 
 def words(text: str) -> list[tuple[str, int]]:

@@ -6,7 +6,7 @@ import itertools
 import re
 from collections.abc import Callable
 
-from bot.language import content_terms
+from bot.answer.language import content_terms
 
 MAX_TRIES = 8  # each try is one more pass over the sentences (~30 ms)
 BE = r"\b(?:(?:was|is|were|are|ended\s+up|end\s+up|finished)\s+)?"

@@ -1,0 +1,92 @@
+"""Plain data types shared by the layers: passages and sentences of the documents, an answerer's draft, and the
+answer object that `eventbot ask --json` prints and `POST /api/ask` returns (see DESIGN.md)."""
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from index.text import ParsedSentence
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of a text, with its offsets in that text."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass
+class Passage:
+    chunk_id: str
+    source: str
+    path: str
+    title: str
+    text: str
+    start: int
+    score: float  # cosine similarity of question and passage
+
+
+@dataclass
+class Sentence:
+    """A sentence of a document, located by its offsets in the document's text."""
+
+    path: str
+    source: str
+    span: Span  # offsets within the document
+    index: int  # position among the document's sentences
+    chunk_id: str = ""  # the retrieved passage it was found in
+    parsed: ParsedSentence | None = None  # tokens and entities, as indexing parsed them
+    dense: float = 0.0
+    coverage: float = 0.0
+    score: float = 0.0
+    candidates: list[Span] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.span.text
+
+
+@dataclass
+class Draft:
+    """What an answerer decided, before it is turned into the answer object."""
+
+    text: str  # answer text with [n] markers
+    abstained: bool
+    quotes: list[Sentence]  # quotes[n-1] is what [n] cites
+    reason: str = ""
+
+
+class Citation(BaseModel):
+    n: int = Field(description="The number of the `[n]` marker in the answer text")
+    source: str = Field(description="Document the quote comes from")
+    chunk_id: str
+    quote: str = Field(description="Verbatim text from the document")
+
+
+class Context(BaseModel):
+    chunk_id: str
+    source: str
+    text: str
+    score: float
+
+
+class Turn(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class Answer(BaseModel):
+    question: str
+    answer: str
+    abstained: bool
+    citations: list[Citation] = []
+    contexts: list[Context] = []
+    backend: str = "extractive"
+    guard: Literal["passed", "fallback"] | None = None
+    standalone_question: str | None = Field(
+        None, description="The question as retrieved, after resolving follow-ups against history"
+    )
+    timings_ms: dict[str, float] = {}

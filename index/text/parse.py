@@ -1,0 +1,100 @@
+"""Documents → parsed sentences with character offsets, stored as compact JSON beside the chunks.
+
+A document is parsed paragraph by paragraph (a line is never part of two sentences, so headlines stay
+sentences of their own), batched through `nlp.pipe`. Each sentence keeps what the answerer reads: its tokens
+(offset, lemma, part of speech, dependency and head), and its named entities."""
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from index.text.pipeline import nlp
+
+PARAGRAPH = re.compile(r"[^\n]+")
+PIPE_BATCH = 64
+
+
+@dataclass(frozen=True)
+class Token:
+    start: int  # character offsets in the document
+    end: int
+    lemma: str
+    pos: str  # universal part of speech: PROPN, NOUN, VERB, NUM…
+    dep: str  # dependency relation to the head: nsubj, dobj, appos, poss, compound…
+    head: int  # index of the head token within the sentence (itself for the root)
+    ent: str = ""  # entity label when the token is inside a named entity (PERSON, NORP, GPE, MONEY…)
+
+
+@dataclass(frozen=True)
+class Entity:
+    start: int
+    end: int
+    label: str
+
+
+@dataclass
+class ParsedSentence:
+    start: int
+    end: int
+    tokens: list[Token] = field(default_factory=list)
+    entities: list[Entity] = field(default_factory=list)
+
+    def text(self, document: str) -> str:
+        return document[self.start : self.end]
+
+
+def parse_document(text: str) -> list[ParsedSentence]:
+    """The sentences of a document, in order, with offsets into `text`."""
+    paragraphs = [(m.start(), m.group()) for m in PARAGRAPH.finditer(text) if m.group().strip()]
+    out: list[ParsedSentence] = []
+    for (offset, _), doc in zip(paragraphs, nlp().pipe((p for _, p in paragraphs), batch_size=PIPE_BATCH), strict=True):
+        for sent in doc.sents:
+            words = [t for t in sent if not t.is_space]
+            if not words or not any(t.is_alpha or t.like_num for t in words):
+                continue
+            index = {t.i: n for n, t in enumerate(words)}
+            tokens = [
+                Token(
+                    offset + t.idx,
+                    offset + t.idx + len(t.text),
+                    t.lemma_,
+                    t.pos_,
+                    t.dep_,
+                    index.get(t.head.i, n),
+                    t.ent_type_,
+                )
+                for n, t in enumerate(words)
+            ]
+            entities = [
+                Entity(offset + e.start_char, offset + e.end_char, e.label_)
+                for e in sent.ents
+                if e.text.strip()
+            ]
+            out.append(ParsedSentence(tokens[0].start, tokens[-1].end, tokens, entities))
+    return out
+
+
+def sentences_to_json(sentences: list[ParsedSentence]) -> str:
+    """Compact JSON: offsets as numbers, one list per token, so a chunk's metadata stays small."""
+    return json.dumps(
+        [
+            {
+                "s": s.start,
+                "e": s.end,
+                "t": [[t.start, t.end, t.lemma, t.pos, t.dep, t.head, t.ent] for t in s.tokens],
+                "n": [[e.start, e.end, e.label] for e in s.entities],
+            }
+            for s in sentences
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def sentences_from_json(text: str) -> list[ParsedSentence]:
+    return [
+        ParsedSentence(
+            s["s"], s["e"], [Token(*t) for t in s["t"]], [Entity(*e) for e in s["n"]]
+        )
+        for s in json.loads(text)
+    ]
