@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from bot.answer import Turn
+from bot.types import Turn
 from tests.conftest import ARTICLE, run_cli
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")

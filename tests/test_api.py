@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 
-from bot.answer import Answer, Turn
+from bot.types import Answer, Turn
 from tests.conftest import ARTICLE, EVENTBOT, ROOT, run_cli
 from ui.api import ServedBot
 from ui.chat import respond, to_turns

@@ -2,7 +2,7 @@
 
 import json
 
-from bot.bench import LABELS
+from bot.eval.bench import LABELS
 from tests.conftest import run_cli
 
 

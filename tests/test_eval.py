@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.answer import Answer, Citation, Context, Turn
-from bot.evaluation import (
+from bot.eval.evaluation import (
     Config,
     ConfigRun,
     DatasetRun,
@@ -33,6 +32,7 @@ from bot.evaluation import (
     ungrounded_names,
     write_report,
 )
+from bot.types import Answer, Citation, Context, Turn
 from tests.conftest import ROOT, run_cli
 
 SILVER = "Sakamoto won the silver medal, finishing 1.91 points behind Liu."

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.evaluation import numbers_and_names, ungrounded_names
+from bot.eval.evaluation import numbers_and_names, ungrounded_names
 from tests.conftest import ARTICLE, ROOT, run_cli
 
 pytestmark = pytest.mark.llm
@@ -37,7 +37,7 @@ QUESTIONS = [
 
 def llm_texts(caplog) -> list[str]:
     """What the LLM wrote, in order, from the generate step's log."""
-    return [r.args[1] for r in caplog.records if r.name == "bot.generative" and "LLM wrote" in r.msg]
+    return [r.args[1] for r in caplog.records if r.name == "bot.answer.generative" and "LLM wrote" in r.msg]
 
 
 def assert_safe(answer, extractive) -> None:
@@ -69,7 +69,7 @@ def llamacpp_bot(settings):
 
 
 def test_llamacpp_answers_are_guarded(llamacpp_bot, bot, caplog):
-    caplog.set_level(logging.INFO, logger="bot.generative")
+    caplog.set_level(logging.INFO, logger="bot.answer.generative")
     answers = [llamacpp_bot.ask(q) for q in QUESTIONS]
     texts = llm_texts(caplog)
     assert len(texts) == len(QUESTIONS) and all(t.strip() for t in texts)  # the model really wrote each time
@@ -85,7 +85,7 @@ def test_llamacpp_answers_are_guarded(llamacpp_bot, bot, caplog):
 
 
 def test_llamacpp_model_loads_once_per_process(llamacpp_bot, settings):
-    from bot.generative import load_llama
+    from bot.answer.generative import load_llama
     from bot.service import EventBot
 
     before = load_llama.cache_info().misses
@@ -98,7 +98,7 @@ def test_llamacpp_model_loads_once_per_process(llamacpp_bot, settings):
 # `python -m llama_cpp.server`, with the model loaded as bot.generative loads it (see without_extra_buffer_types)
 SERVER = (
     "import runpy\n"
-    "from bot.generative import without_extra_buffer_types\n"
+    "from bot.answer.generative import without_extra_buffer_types\n"
     "with without_extra_buffer_types():\n"
     "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
 )
@@ -141,7 +141,7 @@ def llama_server(tmp_path_factory):
 def test_openai_backend_against_a_real_llama_cpp_server(llama_server, settings, bot, caplog):
     from bot.service import EventBot
 
-    caplog.set_level(logging.INFO, logger="bot.generative")
+    caplog.set_level(logging.INFO, logger="bot.answer.generative")
     openai_bot = EventBot(
         settings.model_copy(
             update={"llm": "openai", "llm_model": "smollm2", "llm_base_url": llama_server, "llm_max_tokens": MAX_TOKENS}

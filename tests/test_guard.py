@@ -8,9 +8,9 @@ import sys
 import pytest
 from langchain_core.language_models import FakeListChatModel
 
+from bot.answer.generative import Generator, LLMSetupError, format_passages, load_generator, prompt
+from bot.answer.guard import Guard, clean, facts, numbers_in, split_claims
 from bot.chain import build_chain
-from bot.generative import Generator, LLMSetupError, format_passages, load_generator, prompt
-from bot.guard import Guard, clean, facts, numbers_in, split_claims
 from bot.settings import Settings
 from tests.conftest import ARTICLE, run_cli
 

@@ -3,9 +3,9 @@ sets: whose value a number is, who a description means, which words a question m
 
 import pytest
 
-from bot.answer import Turn
 from bot.service import EventBot, build_index
 from bot.settings import Settings
+from bot.types import Turn
 from tests.conftest import ROOT
 
 
