@@ -1,5 +1,5 @@
-"""The answering chain as one LCEL expression: condense_question | retrieve | answer | cite, where with an LLM
-configured the answer step is itself `extractive | generate | guard`."""
+"""The answering chain as one LCEL expression: link | condense_question | retrieve | answer | cite, where with an
+LLM configured the answer step is itself `extractive | generate | guard`."""
 
 import time
 from collections.abc import Callable
@@ -46,6 +46,7 @@ def cite(state: dict) -> Answer:
 
 
 def build_chain(
+    link: Callable[[str], str],
     condense_question: Callable[[dict], str],
     retrieve: Callable[[str], list],
     answer: Callable[[str, list], Draft],
@@ -53,6 +54,9 @@ def build_chain(
     guard: Callable[[dict], dict] | None = None,
 ) -> Runnable:
     """Input: {"question", "history", "timings_ms": {}}. Output: an Answer.
+
+    `link` writes the question (and the user's earlier turns) in the documents' spelling; `condense_question`
+    reads those (state["linked"]) to make a follow-up stand alone.
 
     With `generate` (an LLM) and `guard`, the extractive draft is still made first: it is the abstention signal
     and the fallback; the LLM then writes from the same passages and the guard decides which draft is cited."""
@@ -67,8 +71,16 @@ def build_chain(
             )
             | timed("guard", guard)
         )
+
+    def link_turns(state: dict) -> dict:
+        history = [
+            t.model_copy(update={"content": link(t.content)}) if t.role == "user" else t for t in state["history"]
+        ]
+        return {"question": link(state["question"]), "history": history}
+
     return (
-        RunnablePassthrough.assign(standalone_question=timed("condense", condense_question))
+        RunnablePassthrough.assign(linked=timed("link", link_turns))
+        | RunnablePassthrough.assign(standalone_question=timed("condense", condense_question))
         | RunnablePassthrough.assign(passages=timed("retrieve", lambda s: retrieve(s["standalone_question"])))
         | answer_step
         | RunnableLambda(cite, name="cite")

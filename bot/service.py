@@ -99,7 +99,9 @@ class EventBot:
             from bot.answer.guard import Guard
 
             guard = Guard(self.answerer.corpus.sentences_in)
-        self.chain = build_chain(self._condense, self.retriever, self.answerer, generate, guard)
+        self.chain = build_chain(
+            self.answerer.corpus.lexicon.link, self._condense, self.retriever, self.answerer, generate, guard
+        )
         log.info("bot ready in %.1fs", time.perf_counter() - started)
 
     def check_question(self, question: str, history: list[Turn] | None = None) -> str:
@@ -125,5 +127,7 @@ class EventBot:
     def _condense(self, state: dict) -> str:
         proper = self.answerer.corpus.proper_nouns
         return condense_question(
-            state["question"], state["history"], lambda text: [p.text for p in person_names(text, proper)]
+            state["linked"]["question"],
+            state["linked"]["history"],
+            lambda text: [p.text for p in person_names(text, proper)],
         )

@@ -20,7 +20,14 @@ ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 def ask(bot, question: str, llm_text: str | None = None, generate: Generator | None = None):
     """Ask through the bot's own chain, with `generate` or a fake chat model that writes `llm_text`."""
     generate = generate or Generator(FakeListChatModel(responses=[llm_text]), "fake")
-    chain = build_chain(bot._condense, bot.retriever, bot.answerer, generate, Guard(bot.answerer.corpus.sentences_in))
+    chain = build_chain(
+        bot.answerer.corpus.lexicon.link,
+        bot._condense,
+        bot.retriever,
+        bot.answerer,
+        generate,
+        Guard(bot.answerer.corpus.sentences_in),
+    )
     return chain.invoke({"question": question, "history": [], "timings_ms": {}})
 
 

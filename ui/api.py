@@ -28,9 +28,9 @@ from fastapi_offline import FastAPIOffline as DocumentedFastAPI
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from bot.answer import Answer, Citation, Turn
 from bot.service import EventBot, QuestionError
 from bot.settings import Settings
+from bot.types import Answer, Citation, Turn
 from index.store import StoreUnavailableError
 
 MODEL_ID = "eventbot"

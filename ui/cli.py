@@ -23,7 +23,7 @@ def fail(message: str) -> None:
 
 
 def open_bot():
-    from bot.generative import LLMSetupError
+    from bot.answer.generative import LLMSetupError
     from bot.service import EventBot
     from bot.settings import Settings
     from index.store import StoreUnavailableError
@@ -112,8 +112,8 @@ def evaluate(
     """Score question sets through the same chain as the UI, per kind and overall, in fresh temporary indexes."""
     from rich.console import Console
 
-    from bot import evaluation as ev
-    from bot.generative import LLMSetupError
+    from bot.answer.generative import LLMSetupError
+    from bot.eval import evaluation as ev
     from index.loaders import DocumentLoadError
     from index.store import StoreUnavailableError
 
@@ -137,8 +137,8 @@ def evaluate(
 @app.command()
 def chat() -> None:
     """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""
-    from bot.answer import Turn
     from bot.service import QuestionError
+    from bot.types import Turn
 
     bot = open_bot()
     history: list[Turn] = []
@@ -189,7 +189,7 @@ def bench(
     quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions (about 20 s).")] = False,
 ) -> None:
     """Measure model load, indexing, embedding throughput and answer latency on this machine."""
-    from bot.bench import LABELS, run_bench
+    from bot.eval.bench import LABELS, run_bench
 
     result = run_bench(quick=quick)
     if as_json:
