@@ -13,6 +13,7 @@ from bot.answer.candidates import country_of, person_names
 from bot.answer.clauses import Mention
 from bot.answer.language import STOPWORDS, term, words
 from bot.answer.linking import Lexicon
+from bot.answer.parse_checks import EntityLabels
 from bot.types import Passage, Sentence, Span
 from index.store import StoreUnavailableError
 from index.text import ParsedSentence, sentences_from_json
@@ -72,6 +73,7 @@ class Corpus:
                 if not s.chunk_id and start <= s.span.start and s.span.end <= start + len(c.page_content):
                     s.chunk_id = c.metadata["chunk_id"]
         self.documents = len(self.texts)
+        self.labels = EntityLabels([(self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents])
         self.lexicon = Lexicon((self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents)
         self._count_terms()
         self._find_nationals()

@@ -18,14 +18,15 @@ from bot.answer.language import (
     ORDINALS,
     ORG_WORDS,
     STOPWORDS,
-    Span,
     lemma,
     term,
     words,
 )
 from bot.answer.paraphrase import rewordings, speaks_otherwise
+from bot.answer.parse_checks import asked_role, role, role_agrees, type_agrees
 from bot.answer.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
-from bot.types import Draft, Passage, Sentence
+from bot.types import Draft, Passage, Sentence, Span
+from index.text import nlp
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,7 @@ class ExtractiveAnswerer:
     def _answer(self, question: str, passages: list[Passage], asked: Question | None = None) -> Draft:
         q = analyse(question, self.corpus.proper_nouns)
         q.names = [self.corpus.full_name(name) for name in q.names]
+        q.asked_role = asked_role(nlp()(question))
         if asked:  # reworded: still the kind of answer first asked for
             q.answer_type = asked.answer_type
             if asked.answer_type not in PHRASE_TYPES:  # a reason need not name the medal its rewording brought in
@@ -350,6 +352,23 @@ class ExtractiveAnswerer:
 
     # -- phrases ---------------------------------------------------------------------------------------------
 
+    def _parse_agrees(self, q: Question, s: Sentence, c: Span) -> bool:
+        """The stored parse does not contradict the phrase: its entity label fits the asked type ("Belgium" is no
+        venue when it is "Belgium's Anaïs"), and a person is in the role asked about ("behind Liu" did not win)."""
+        if s.parsed is None:
+            return True
+        start, end = s.span.start + c.start, s.span.start + c.end
+        label = self.corpus.labels.label(self.corpus.texts[s.path], s.parsed, start, end)
+        if not type_agrees(q.answer_type, label):
+            log.info("not a %s by its entity label %s: %s", q.answer_type.value, label, c.text)
+            return False
+        if q.answer_type in {AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG}:
+            found = role(s.parsed, start, end)
+            if not role_agrees(q.answer_type, q.asked_role, found):
+                log.info("not the %s asked for (%s): %s", q.answer_type.value, found, c.text)
+                return False
+        return True
+
     def _candidates(self, q: Question, s: Sentence) -> list[Span]:
         finder = CANDIDATE_FINDERS.get(q.answer_type)
         if finder is None:
@@ -384,6 +403,7 @@ class ExtractiveAnswerer:
                     if c.text[:1].islower()  # "a cameraman"
                     or any({term(w) for w, _ in words(c.text)} & a for a in agents)
                 ]
+        found = [c for c in found if self._parse_agrees(q, s, c)]
         if q.type_word == "date":
             found = [c for c in found if re.search(r"\d", c.text)]  # "What date…": "12 June", not "Sunday"
         anchored = _anchored(q, s.text, found, mentions)

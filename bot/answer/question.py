@@ -135,6 +135,7 @@ class Question:
     someone_else: bool = False  # "the man who helped Haldane": asks about someone described, not the one named
     addressee: bool = False  # "What did she say to him?": words said to someone in particular
     injection: bool = False
+    asked_role: str | None = None  # "agent" for "Who consoled her?", "patient" for "Who did she console?" (parse)
 
 
 def answer_type(question: str) -> AnswerType:

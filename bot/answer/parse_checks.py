@@ -1,0 +1,117 @@
+"""Checks that a phrase answers the question, read from the parse indexing stored (spaCy entities and dependencies).
+
+Each check is small and named; they only ever remove a candidate. Named-entity labels are decided over all of an
+entity's mentions in the documents (the model errs on single mentions), and a label only vetoes when it contradicts
+what was asked: a missing label proves nothing."""
+
+from collections import Counter
+
+from bot.answer.question import AnswerType
+from index.text import ParsedSentence, Token
+
+# Labels a phrase of each asked type can never carry ("where was it played?" is not answered by a date).
+NUMBERS = {"DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY"}
+# Labels a phrase of each asked type can never carry ("where was it played?" is not answered by a date). Only
+# kinds the model rarely confuses: it often takes a foreign name for a place or an organization, and back.
+CONFLICTING = {
+    AnswerType.PERSON: NUMBERS | {"EVENT", "NORP", "WORK_OF_ART", "LAW", "LANGUAGE"},
+    AnswerType.PLACE: NUMBERS,
+    AnswerType.NATIONALITY: NUMBERS,
+    AnswerType.ORG: NUMBERS,
+    AnswerType.TIME: {"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "MONEY", "PERCENT", "ORDINAL"},
+    AnswerType.NUMBER: {"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "EVENT"},
+}
+MIN_ENTITY_SHARE = 0.6  # the phrase must cover this share of an entity for the entity's label to speak for it
+SUBJECT_DEPS = {"nsubj", "csubj", "expl"}
+PATIENT_DEPS = {"dobj", "nsubjpass", "dative", "attr", "oprd"}
+SHARES_HEAD_ROLE = {"appos", "conj"}
+
+
+class EntityLabels:
+    """The label each entity text carries in most of its mentions across the documents."""
+
+    def __init__(self, sentences: list[tuple[str, ParsedSentence]]):
+        votes: dict[str, Counter[str]] = {}
+        for text, parsed in sentences:
+            for e in parsed.entities:
+                votes.setdefault(_key(text[e.start : e.end]), Counter())[e.label] += 1
+        self.labels = {k: c.most_common(1)[0][0] for k, c in votes.items()}
+
+    def label(self, document: str, parsed: ParsedSentence, start: int, end: int) -> str | None:
+        """The label of the entity that is the phrase at document offsets start..end (by its majority over all
+        mentions), or None. An entity much larger than the phrase says nothing about it: the model sometimes runs
+        a name and the number after it together ("Van der Berg 15,000 euros" as one PERSON)."""
+        for e in parsed.entities:
+            overlap = min(end, e.end) - max(start, e.start)
+            if overlap > 0 and overlap >= MIN_ENTITY_SHARE * (e.end - e.start):
+                return self.labels.get(_key(document[e.start : e.end]), e.label)
+        return None
+
+
+def type_agrees(asked: AnswerType, label: str | None) -> bool:
+    return label is None or label not in CONFLICTING.get(asked, set())
+
+
+def tokens_in(parsed: ParsedSentence, start: int, end: int) -> list[int]:
+    return [n for n, t in enumerate(parsed.tokens) if t.start < end and start < t.end]
+
+
+def role(parsed: ParsedSentence, start: int, end: int) -> str:
+    """The grammatical role of the phrase at start..end: "agent" (who does it: a subject, or "by X" of a passive),
+    "patient" (whom it is done to), "person's" (a possessor or modifier of a person: "Belgium's Anaïs"), "modifier"
+    (of anything else: "a TikTok video") or "oblique" (after another preposition: "behind Liu", "against Liu")."""
+    found = tokens_in(parsed, start, end)
+    if not found:
+        return "oblique"
+    head = _phrase_head(parsed.tokens, found)
+    t = parsed.tokens[head]
+    for _ in range(len(parsed.tokens)):  # "Liu and Glenn", "his compatriot Peter Wanjiru": the role of what it joins
+        if any(x.head == head and x.dep == "relcl" for x in parsed.tokens):
+            return "agent"  # "…Peter Wanjiru, who was second": the subject of its own relative clause
+        if t.dep not in SHARES_HEAD_ROLE or t.head == head:
+            break
+        head = t.head
+        t = parsed.tokens[head]
+    if t.dep in SUBJECT_DEPS:
+        return "agent"
+    if t.dep in PATIENT_DEPS:
+        return "patient"
+    if t.dep in {"poss", "compound", "amod", "nmod"}:
+        return "person's" if parsed.tokens[t.head].ent == "PERSON" else "modifier"
+    if t.dep == "pobj":
+        preposition = parsed.tokens[t.head]
+        return "agent" if preposition.dep == "agent" or preposition.lemma == "by" else "oblique"
+    return "other"
+
+
+def asked_role(question_doc) -> str | None:
+    """What a who-question asks for: the doer ("Who consoled Sakamoto?"), the one it was done to ("Who did Glenn
+    protect?", "Who was consoled?"), or nothing in particular ("Who is the race director?")."""
+    for t in question_doc:
+        if t.lower_ in {"who", "whom"} and t.head.lemma_ != "be":
+            if t.dep_ in SUBJECT_DEPS:
+                return "agent"
+            if t.dep_ in {"dobj", "nsubjpass", "pobj"}:
+                return "patient"
+    return None
+
+
+def role_agrees(asked: AnswerType, wanted: str | None, found: str) -> bool:
+    """A doer or a done-to is not named after "behind" or "against"; a place or a team is not the possessor of a
+    person ("Belgium's Anaïs" says where she is from, not where it happened)."""
+    if asked is AnswerType.PERSON:
+        return not (wanted and found == "oblique")
+    return found != "person's"
+
+
+def _phrase_head(tokens: list[Token], found: list[int]) -> int:
+    """The token of the phrase whose head lies outside it."""
+    inside = set(found)
+    for n in found:
+        if tokens[n].head not in inside or tokens[n].head == n:
+            return n
+    return found[-1]
+
+
+def _key(text: str) -> str:
+    return text.lower().replace("’", "'").removesuffix("'s").strip()
