@@ -125,9 +125,8 @@ class EventBot:
         return {"documents": len({m["path"] for m in metas}), "chunks": len(metas)}
 
     def _condense(self, state: dict) -> str:
-        proper = self.answerer.corpus.proper_nouns
         return condense_question(
             state["linked"]["question"],
             state["linked"]["history"],
-            lambda text: [p.text for p in person_names(text, proper)],
+            lambda text: [p.text for p in person_names(text, self.answerer.corpus.lexicon)],
         )

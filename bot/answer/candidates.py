@@ -1,7 +1,10 @@
 """What could be the answer: the spans of a sentence that are of a given answer type (a person's name, a
 number with its unit, a date, a team, a placing…). The answerer then decides which of them answers."""
 
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING
 
 from bot.answer.language import (
     COUNTRIES,
@@ -18,41 +21,25 @@ from bot.answer.language import (
 from bot.answer.question import AnswerType
 from bot.types import Span
 
+if TYPE_CHECKING:
+    from bot.answer.linking import Lexicon
 
-def person_names(text: str, proper: set[str]) -> list[Span]:
-    out = []
-    places = _locations(text, proper)
-    for g in name_groups(text, proper):
-        if any(p.start < g.end and g.start < p.end for p in places):  # "won in Porto": a place, not a person
-            continue
-        if re.search(r"\bthe\s+$", text[: g.start]) and not country_of(g.text.split()[0]):
-            continue  # "the Col de Sarrat", "the Tour des Cimes": a thing, not a person ("the Dane Mads…" is)
-        parts = [p.lower() for p in re.findall(r"[^\W\d_][\w.-]*", g.text)]
-        if " " not in g.text and re.search(r"\w-\w", g.text):
-            continue  # "Cordillera-Ruta", "Ardent-Velo": one hyphenated name is a team or a place, not a person
-        if TEAM_AFTER.match(text, g.end) or {"celsius", "fahrenheit"} & set(parts):
-            continue  # "his Nordlys Cycling team-mates", "7 degrees Celsius"
-        if any(p in ORG_WORDS or country_of(p) or p in WEEKDAYS or p in MONTHS for p in parts):
-            # "American Alysa Liu", "the Dane Mads Kjeldsen": drop a leading nationality, keep the person
-            if country_of(parts[0]) and len(parts) > 1 and not any(p in ORG_WORDS for p in parts):
-                first = g.text.split()[0]
-                rest = g.text[len(first) :].lstrip()
-                out.append(Span(rest, g.end - len(rest), g.end))
-            continue
-        out.append(g)
-    return out
+
+def person_names(text: str, names: Lexicon) -> list[Span]:
+    """The people the documents name, where `text` names them (spaCy's PERSON entities, decided over all mentions)."""
+    return names.people_in(text)
 
 
 TEAM_AFTER = re.compile(r"\s+(?:team|squad|club|outfit|team-?mates?|teammates?)\b", re.IGNORECASE)
 
 
-def _orgs(text: str, proper: set[str]) -> list[Span]:
+def _orgs(text: str, names: Lexicon) -> list[Span]:
     """Teams, clubs, outlets: names with an organization word ("Team USA"), in capitals ("NBC"), before "team"
     ("his Nordlys Cycling team-mates"), one hyphenated name ("Cordillera-Ruta"), a website ("Olympics.com")."""
     sites = [Span(m.group(), m.start(), m.end()) for m in WEBSITE.finditer(text)]
     return sites + [
         g
-        for g in name_groups(text, proper)
+        for g in name_groups(text, names.proper)
         if any(p.lower() in ORG_WORDS for p in g.text.split())
         or re.fullmatch(r"[A-Z]{2,}", g.text)
         or TEAM_AFTER.match(text, g.end)
@@ -61,10 +48,10 @@ def _orgs(text: str, proper: set[str]) -> list[Span]:
     ]
 
 
-def _nationalities(text: str, proper: set[str]) -> list[Span]:
+def _nationalities(text: str, names: Lexicon) -> list[Span]:
     """Countries and nationality words: "Japan's Kaori Sakamoto", "American Alysa Liu"."""
-    out = [g for g in name_groups(text, proper) if g.text.lower() in COUNTRIES or g.text.lower() in DEMONYMS]
-    for g in name_groups(text, proper):
+    out = [g for g in name_groups(text, names.proper) if g.text.lower() in COUNTRIES or g.text.lower() in DEMONYMS]
+    for g in name_groups(text, names.proper):
         first = g.text.split()[0]
         if " " in g.text and first.lower() in DEMONYMS:
             out.append(Span(first, g.start, g.start + len(first)))
@@ -76,23 +63,23 @@ PLACE_AFTER = re.compile(
 )
 
 
-def _locations(text: str, proper: set[str]) -> list[Span]:
+def _locations(text: str, names: Lexicon) -> list[Span]:
     """Names after a place preposition: "in Porto", "on Avenida dos Aliados"."""
     out = []
     for m in PLACE_AFTER.finditer(text):
         g = re.sub(r"^the\s+", "", m.group(1))
-        if g.split()[0].lower() not in WEEKDAYS | MONTHS | STOPWORDS and g.split()[0].lower() in proper:
+        if g.split()[0].lower() not in WEEKDAYS | MONTHS | STOPWORDS and g.split()[0].lower() in names.proper:
             start = m.end(1) - len(g)
             out.append(Span(g, start, start + len(g)))
     return out
 
 
-def _places(text: str, proper: set[str]) -> list[Span]:
+def _places(text: str, names: Lexicon) -> list[Span]:
     """Locations, countries, and where things are published: "under a TikTok video", "(via Olympics.com)"."""
-    online = [g for g in name_groups(text, proper) if g.text.lower() in PLATFORMS] + [
+    online = [g for g in name_groups(text, names.proper) if g.text.lower() in PLATFORMS] + [
         Span(m.group(), m.start(), m.end()) for m in WEBSITE.finditer(text)
     ]
-    return dedupe(_locations(text, proper) + _nationalities(text, proper) + online)
+    return dedupe(_locations(text, names) + _nationalities(text, names) + online)
 
 
 PLATFORMS = {"tiktok", "instagram", "twitter", "youtube", "facebook", "snapchat", "threads", "weibo", "reddit"}
@@ -102,7 +89,7 @@ WEBSITE = re.compile(r"\b[\w-]+\.(?:com|org|net|tv|co\.uk|fr|de|jp|es|it)\b")
 NUMBER = r"(?:\d+(?:[.,:]\d+)*|" + "|".join(NUMBER_WORDS) + r")"
 
 
-def _numbers(text: str, proper: set[str]) -> list[Span]:
+def _numbers(text: str, names: Lexicon) -> list[Span]:
     """A number with the unit after it: "1.91 points", "2 hours, 8 minutes and 41 seconds", "$50,000"."""
     out = []
     unit = r"(?:\s*(?:%|°C|°F|[a-z]+(?:-[a-z]+)*)(?:\s+(?:Celsius|Fahrenheit))?)?"
@@ -122,12 +109,12 @@ def _numbers(text: str, proper: set[str]) -> list[Span]:
     return out
 
 
-def _ages(text: str, proper: set[str]) -> list[Span]:
+def _ages(text: str, names: Lexicon) -> list[Span]:
     pattern = r"\b\d{1,3}-year-old\b|\baged \d{1,3}\b|(?<=, )\d{1,3}(?=, )|\b\d{1,3} years old\b"
     return [Span(m.group(), m.start(), m.end()) for m in re.finditer(pattern, text)]
 
 
-def _times(text: str, proper: set[str]) -> list[Span]:
+def _times(text: str, names: Lexicon) -> list[Span]:
     days = "|".join(WEEKDAYS | MONTHS)
     weekdays, months = "|".join(WEEKDAYS), "|".join(MONTHS)
     pattern = (
@@ -142,14 +129,14 @@ def _times(text: str, proper: set[str]) -> list[Span]:
     ]
 
 
-def _medals(text: str, proper: set[str]) -> list[Span]:
+def _medals(text: str, names: Lexicon) -> list[Span]:
     return [
         Span(m.group(), m.start(), m.end())
         for m in re.finditer(r"\b(?:gold|silver|bronze)(?: medal)?\b", text, re.IGNORECASE)
     ]
 
 
-def _placings(text: str, proper: set[str]) -> list[Span]:
+def _placings(text: str, names: Lexicon) -> list[Span]:
     """Ordinals ("fifth", "2nd") and medals, which are placings too ("ended up with silver")."""
     ordinal = "|".join(ORDINALS - {"last"})
     ordinals = [
@@ -157,13 +144,13 @@ def _placings(text: str, proper: set[str]) -> list[Span]:
         for m in re.finditer(rf"\b(?:{ordinal}|\d+(?:st|nd|rd|th))\b", text, re.IGNORECASE)
         if not re.search(rf"\b{NUMBER}\s+$", text[: m.start()], re.IGNORECASE)  # "one second behind" is a time
     ]
-    return sorted(ordinals + _medals(text, proper), key=lambda c: c.start)
+    return sorted(ordinals + _medals(text, names), key=lambda c: c.start)
 
 
 QUOTED_NAME = re.compile(r"[‘“'\"]((?:[A-ZÀ-Þ][\w'’-]*)(?:\s+[A-ZÀ-Þ][\w'’-]*){0,3})[’”'\"]")
 
 
-def _nicknames(text: str, proper: set[str]) -> list[Span]:
+def _nicknames(text: str, names: Lexicon) -> list[Span]:
     """What something is called: a capitalized name in quotation marks ("the American ‘Blade Angels’")."""
     return [Span(m.group(1), m.start(1), m.end(1)) for m in QUOTED_NAME.finditer(text)]
 

@@ -76,6 +76,7 @@ class Corpus:
         self.labels = EntityLabels([(self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents])
         self.lexicon = Lexicon((self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents)
         self._count_terms()
+        self.lexicon.proper = self.proper_nouns
         self._find_nationals()
         # who is quoted in each sentence, worked out once: answering asks it of many sentences per question
         self._speakers = {(s.path, s.index): self._find_speaker(s) for sents in self.sentences.values() for s in sents}
@@ -113,7 +114,7 @@ class Corpus:
         self.national_names: dict[str, list[str]] = {}
         self.people: set[frozenset[str]] = set()
         for s in (s for sents in self.sentences.values() for s in sents):
-            for p in person_names(s.text, self.proper_nouns):
+            for p in person_names(s.text, self.lexicon):
                 self.people.add(frozenset(term(w) for w, _ in words(p.text)))
                 m = re.search(r"([^\W\d_]+)(?:['’]s\s+|\s+(?:[a-z]+\s+){0,2})$", s.text[: p.start])
                 country = m and country_of(m.group(1))
@@ -160,9 +161,7 @@ class Corpus:
 
     def mentions(self, text: str) -> list[Mention]:
         """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
-        found = [
-            Mention(p, frozenset(term(w) for w, _ in words(p.text))) for p in person_names(text, self.proper_nouns)
-        ]
+        found = [Mention(p, frozenset(term(w) for w, _ in words(p.text))) for p in person_names(text, self.lexicon)]
         for m in re.finditer(r"\b[Tt]he\s+(?:(\d+-year-old)|([A-ZÀ-Þ][a-zß-ÿ]+))\b", text):
             country = country_of(m.group(2) or "")
             if m.group(1) or country:

@@ -23,7 +23,7 @@ from bot.answer.language import (
     words,
 )
 from bot.answer.paraphrase import rewordings, speaks_otherwise
-from bot.answer.parse_checks import asked_role, role, role_agrees, type_agrees
+from bot.answer.parse_checks import asked_role, nominal, role, role_agrees, type_agrees
 from bot.answer.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
 from bot.types import Draft, Passage, Sentence, Span
 from index.text import nlp
@@ -335,7 +335,7 @@ class ExtractiveAnswerer:
         by "25-year-old Sakamoto…"."""
         people = [
             {term(w) for w, _ in words(p.text)}
-            for p in person_names(s.text, self.corpus.proper_nouns)
+            for p in person_names(s.text, self.corpus.lexicon)
             if not re.match(r"['’]s\b", s.text[p.end :])  # "pulled Haldane's arm" is not about Haldane
         ]
         asked = [set(name) for name in q.names]
@@ -363,6 +363,9 @@ class ExtractiveAnswerer:
             log.info("not a %s by its entity label %s: %s", q.answer_type.value, label, c.text)
             return False
         if q.answer_type in {AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG}:
+            if not nominal(s.parsed, start, end, label):
+                log.info("not a %s: not a noun phrase: %s", q.answer_type.value, c.text)
+                return False
             found = role(s.parsed, start, end)
             if not role_agrees(q.answer_type, q.asked_role, found):
                 log.info("not the %s asked for (%s): %s", q.answer_type.value, found, c.text)
@@ -382,7 +385,7 @@ class ExtractiveAnswerer:
         mentions = self.corpus.mentions(s.text) if asked or q.answer_type is AnswerType.PERSON else []
         found = [
             c
-            for c in finder(s.text, self.corpus.proper_nouns)
+            for c in finder(s.text, self.corpus.lexicon)
             if not {term(w) for w, _ in words(c.text)} <= q_terms  # the question's own words are no answer
             and not (q.answer_type is AnswerType.PERSON and {term(w) for w, _ in words(c.text)} & name_terms)
             and (ago_ok or not re.match(r"\s+ago\b", s.text[c.end :]))  # "two days ago" says when, not how long

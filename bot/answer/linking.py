@@ -10,16 +10,29 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 from rapidfuzz import fuzz, process
 from spacy.lang.en.stop_words import STOP_WORDS
 
+from bot.types import Span
 from index.text import ParsedSentence, nlp
 
 log = logging.getLogger(__name__)
 
+LEXICON_DIR = Path(__file__).parent / "lexicon"
+PERSON_VERBS = {
+    line.strip() for line in (LEXICON_DIR / "person_verbs.txt").read_text().splitlines() if line.strip()[:1].isalpha()
+}
+PERSON_NOUNS = {
+    line.strip() for line in (LEXICON_DIR / "person_nouns.txt").read_text().splitlines() if line.strip()[:1].isalpha()
+}
+PERSON_OBJECT_VERBS = {"console", "comfort", "thank", "beat", "help", "congratulate", "hug", "defeat", "carry"}
+NUMERIC_LABELS = {"DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY"}
+
 NAME_MIN_SCORE = 85  # rapidfuzz ratio for a typed name: "glen" ~ "Glenn" (89), "sakamotto" ~ "Sakamoto" (94)
 WORD_MIN_SCORE = 88  # for other words, stricter: "olympcs" ~ "Olympics" (93), not "retiring" ~ "retire" (86)
+WORD_PAIR_MIN_SCORE = 75  # each typed word of a name against the name's word: "burg" ~ "berg"
 MIN_FUZZY_CHARS = 4  # shorter words must match exactly (after case and accents)
 MAX_NAME_WORDS = 4
 # Contractions a chat question uses; the pipeline tokenizes them but the answerer reads whole words.
@@ -70,7 +83,8 @@ class Lexicon:
     def __init__(self, sentences: Iterable[tuple[str, ParsedSentence]]):
         names: dict[str, Counter[str]] = {}
         words: dict[str, Counter[str]] = {}
-        for text, parsed in sentences:
+        sentences_list = list(sentences)
+        for text, parsed in sentences_list:
             for e in parsed.entities:
                 if e.label in {"PERSON", "NORP", "GPE", "ORG", "EVENT", "FAC", "LOC", "WORK_OF_ART", "PRODUCT"}:
                     surface = re.sub(r"['’]s$", "", text[e.start : e.end]).strip()
@@ -83,10 +97,21 @@ class Lexicon:
                 if word.isalpha():
                     # a sentence's first word is capitalized whatever it is: count it lowercased
                     words.setdefault(fold(word), Counter())[word if n else word.lower()] += 1
+        self.proper: set[str] = set()  # words the documents only ever capitalize (the corpus fills it in)
         self.names = {k: c.most_common(1)[0][0] for k, c in names.items() if k}
+        self.people = _people(sentences_list)
+        alternatives = "|".join(re.escape(p) for p in sorted(self.people, key=len, reverse=True))
+        self._people_pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])") if self.people else None
         self.words = {k: c.most_common(1)[0][0] for k, c in words.items() if k}
         self._long_names = [k for k in self.names if len(k) >= MIN_FUZZY_CHARS]
         self._long_words = [k for k in self.words if len(k) >= MIN_FUZZY_CHARS]
+
+    def people_in(self, text: str) -> list[Span]:
+        """The people the documents name, where `text` names them (full names first: "Iñaki de la Fuente", then
+        "De la Fuente", "Sakamoto"). Text in the documents' spelling: a linked question, a sentence, an answer."""
+        if self._people_pattern is None:
+            return []
+        return [Span(m.group(), m.start(), m.end()) for m in self._people_pattern.finditer(text)]
 
     def link(self, question: str) -> str:
         """The question with its names and words spelled as the documents spell them."""
@@ -126,10 +151,11 @@ class Lexicon:
             typed = " ".join(t.text for t in run)
             key = fold(typed)
             surface = self.names.get(key)
-            if surface is None and len(key) >= MIN_FUZZY_CHARS:
+            edges_open = run[0].lower_ not in STOP_WORDS and run[-1].lower_ not in STOP_WORDS
+            if surface is None and len(key) >= MIN_FUZZY_CHARS and edges_open:
                 best = process.extractOne(key, self._long_names, scorer=fuzz.ratio, score_cutoff=NAME_MIN_SCORE)
-                # a fuzzy match must span as many words as the name: "de la fuenta" ~ "de la Fuente"
-                if best and len(best[0].split()) == n:
+                # word for word: "de la fuenta" ~ "de la Fuente", but "is van der berg" is not "Anaïs Van der Berg"
+                if best and _word_for_word(key.split(), best[0].split()):
                     surface = self.names[best[0]]
             if surface and surface != typed:
                 return surface, n
@@ -149,6 +175,103 @@ class Lexicon:
             return None
         best = process.extractOne(key, self._long_words, scorer=fuzz.ratio, score_cutoff=WORD_MIN_SCORE)
         return self.words[best[0]] if best else None
+
+
+def _people(sentences: list[tuple[str, ParsedSentence]]) -> set[str]:
+    """The names that are people, decided over all their mentions: spaCy's label is one vote, and being the
+    subject of a verb only people do ("Solvang said", "Gebre finished fifth") or carrying an age ("Kiprop, 27,",
+    "25-year-old Sakamoto") two more, since the small model often takes a foreign name for a place or a company.
+    Votes go to the name's last word, so "Yonas Gebre" and "Gebre" are decided together."""
+    votes: dict[str, Counter[str]] = {}
+    surfaces: set[str] = set()
+    # a word the documents also write in lower case mid-sentence is a common noun ("Porto Marathon", "his marathon")
+    common = {
+        text[t.start : t.end].lower()
+        for text, parsed in sentences
+        for n, t in enumerate(parsed.tokens)
+        if n and text[t.start : t.end].islower()
+    }
+    for text, parsed in sentences:
+        for start, end, label in _name_mentions(parsed):
+            surface = re.sub(r"['’]s$", "", text[start:end]).strip()
+            if any(ch.isdigit() for ch in surface) or not surface[:1].isupper() or label in NUMERIC_LABELS:
+                continue  # "Van der Berg 15,000 euros": the model ran a name and a sum together
+            if surface.split()[-1].lower() in common:
+                continue
+            surfaces.add(surface)
+            tally = votes.setdefault(surface.split()[-1], Counter())
+            # a full name is where the model is most often right: "Tom Haldane" PERSON outweighs "Haldane" GPE;
+            # a single word opening a sentence or a quotation is capitalized wherever it is ("“Dude, I know…")
+            opening = start == parsed.start or text[start - 1 : start] in "‘“\"'"
+            weight = 1.5 if label == "PERSON" and " " in surface else 0 if opening and " " not in surface else 1
+            tally[label] += weight if label else 0
+            if _acts_like_a_person(text, parsed, start, end):
+                tally["PERSON"] += 2
+    people = {
+        surface
+        for surface in surfaces
+        if (tally := votes[surface.split()[-1]])["PERSON"]
+        > max((n for k, n in tally.items() if k != "PERSON"), default=0)
+    }
+    others = surfaces - people
+    particles = {part.lower() for name in people for part in name.split() if part.islower()}  # "de", "van"
+    parts = {
+        part
+        for name in people
+        for part in name.split()
+        if part[:1].isupper() and len(part) > 1 and part.lower() not in STOP_WORDS | particles and part not in others
+    }
+    return people | parts
+
+
+def _name_mentions(parsed: ParsedSentence) -> list[tuple[int, int, str]]:
+    """Named entities (start, end, label), widened over proper nouns just before them ("Ana" + "Figueiredo"), and
+    runs of proper nouns the model gave no entity ("" label)."""
+    found: list[tuple[int, int, str]] = []
+    run: list = []
+    entities = {e.start: e for e in parsed.entities}
+    for t in [*parsed.tokens, None]:
+        if t is not None and t.pos == "PROPN" and not t.ent:
+            run.append(t)
+            continue
+        entity = entities.get(t.start) if t is not None else None
+        if run and entity is not None and t.start - run[-1].end <= 1:
+            found.append((run[0].start, entity.end, entity.label))  # "Ana Figueiredo"
+            entities.pop(t.start)
+        elif run:
+            found.append((run[0].start, run[-1].end, ""))
+        run = []
+    return found + [(e.start, e.end, e.label) for e in entities.values()]
+
+
+def _acts_like_a_person(text: str, parsed: ParsedSentence, start: int, end: int) -> bool:
+    inside = [n for n, t in enumerate(parsed.tokens) if start <= t.start and t.end <= end]
+    if not inside:
+        return False
+    root = next((n for n in inside if parsed.tokens[n].head not in inside or parsed.tokens[n].head == n), inside[-1])
+    t = parsed.tokens[root]
+    head = parsed.tokens[t.head]
+    if t.dep in {"nsubj", "nsubjpass"} and head.lemma.lower() in PERSON_VERBS:
+        return True
+    if t.dep == "pobj" and head.dep == "agent" and parsed.tokens[head.head].lemma.lower() in PERSON_VERBS:
+        return True
+    if t.dep == "dobj" and head.lemma.lower() in PERSON_OBJECT_VERBS:
+        return True
+    if t.dep in {"appos", "compound"} and head.lemma.lower() in PERSON_NOUNS:
+        return True  # "race director Ana Figueiredo"
+    children = [c for c in parsed.tokens if c.head == root and c is not t]
+    return any(
+        (c.dep == "appos" and (c.pos == "NUM" or c.lemma.lower() in PERSON_NOUNS))
+        or (c.dep == "compound" and c.lemma.lower() in PERSON_NOUNS)
+        or "year-old" in text[c.start : c.end]
+        for c in children
+    )
+
+
+def _word_for_word(typed: list[str], known: list[str]) -> bool:
+    return len(typed) == len(known) and all(
+        fuzz.ratio(a, b) >= WORD_PAIR_MIN_SCORE for a, b in zip(typed, known, strict=True)
+    )
 
 
 def expand_contractions(text: str) -> str:

@@ -8,6 +8,7 @@ from collections import Counter
 
 from bot.answer.question import AnswerType
 from index.text import ParsedSentence, Token
+from index.text.parse import Entity
 
 # Labels a phrase of each asked type can never carry ("where was it played?" is not answered by a date).
 NUMBERS = {"DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY"}
@@ -21,7 +22,6 @@ CONFLICTING = {
     AnswerType.TIME: {"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "MONEY", "PERCENT", "ORDINAL"},
     AnswerType.NUMBER: {"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "EVENT"},
 }
-MIN_ENTITY_SHARE = 0.6  # the phrase must cover this share of an entity for the entity's label to speak for it
 SUBJECT_DEPS = {"nsubj", "csubj", "expl"}
 PATIENT_DEPS = {"dobj", "nsubjpass", "dative", "attr", "oprd"}
 SHARES_HEAD_ROLE = {"appos", "conj"}
@@ -38,18 +38,28 @@ class EntityLabels:
         self.labels = {k: c.most_common(1)[0][0] for k, c in votes.items()}
 
     def label(self, document: str, parsed: ParsedSentence, start: int, end: int) -> str | None:
-        """The label of the entity that is the phrase at document offsets start..end (by its majority over all
-        mentions), or None. An entity much larger than the phrase says nothing about it: the model sometimes runs
-        a name and the number after it together ("Van der Berg 15,000 euros" as one PERSON)."""
+        """The label of the entity the phrase at document offsets start..end lies in (by the entity's majority over
+        all its mentions), or None. A name entity holding a number is not trusted: the model sometimes runs a
+        name and the sum after it together ("Van der Berg 15,000 euros" as one PERSON)."""
         for e in parsed.entities:
-            overlap = min(end, e.end) - max(start, e.start)
-            if overlap > 0 and overlap >= MIN_ENTITY_SHARE * (e.end - e.start):
+            if min(end, e.end) > max(start, e.start) and self._well_formed(parsed, e):
                 return self.labels.get(_key(document[e.start : e.end]), e.label)
         return None
+
+    @staticmethod
+    def _well_formed(parsed: ParsedSentence, e: Entity) -> bool:
+        inside = [t for t in parsed.tokens if e.start <= t.start and t.end <= e.end]
+        return e.label in NUMBERS or not any(t.pos == "NUM" for t in inside)
 
 
 def type_agrees(asked: AnswerType, label: str | None) -> bool:
     return label is None or label not in CONFLICTING.get(asked, set())
+
+
+def nominal(parsed: ParsedSentence, start: int, end: int, label: str | None) -> bool:
+    """A person, place or team is named by a noun, not by an adjective of nationality ("Spanish", "American")."""
+    found = tokens_in(parsed, start, end)
+    return not found or not (parsed.tokens[_phrase_head(parsed.tokens, found)].pos == "ADJ" and label == "NORP")
 
 
 def tokens_in(parsed: ParsedSentence, start: int, end: int) -> list[int]:
