@@ -12,6 +12,7 @@ from langchain_core.embeddings import Embeddings
 from bot.answer.candidates import CANDIDATE_FINDERS, NUMBER, PHRASE_TYPES, country_of, person_names
 from bot.answer.clauses import Mention, clauses, owner
 from bot.answer.corpus import Corpus
+from bot.answer.kinds import describe, yes_no
 from bot.answer.language import (
     MEDALS,
     NUMBER_WORDS,
@@ -22,6 +23,7 @@ from bot.answer.language import (
     term,
     words,
 )
+from bot.answer.linking import fold
 from bot.answer.paraphrase import rewordings, speaks_otherwise
 from bot.answer.parse_checks import asked_role, nominal, role, role_agrees, type_agrees
 from bot.answer.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
@@ -76,6 +78,15 @@ class ExtractiveAnswerer:
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
         question = self.corpus.named_by_nationality(question)
+        kind_answer = describe(question, self.corpus) or yes_no(
+            question, lambda q: self._read(q, passages), self._names_in
+        )
+        return kind_answer or self._read(question, passages)
+
+    def _names_in(self, text: str) -> set[str]:
+        return {fold(w) for p in self.corpus.lexicon.people_in(text) for w in p.text.split()}
+
+    def _read(self, question: str, passages: list[Passage]) -> Draft:
         known = lambda t: t in self.corpus.df  # noqa: E731
         # "runner-up" where the article says "silver": ask in its words too, first when the question's are foreign
         asked = analyse(question, self.corpus.proper_nouns)
