@@ -59,6 +59,7 @@ EXACT_CLOSED = {term(w) for w in ORDINALS | MEDALS} | {term(w) for w in NUMBER_W
 # "47 seconds ahead of", "1.91 points behind": a gap between two values, not a value itself
 DIFFERENCE = re.compile(r"\s+(?:ahead|behind|clear|faster|slower|later|earlier|more|fewer|less|short)\b", re.I)
 UNREALIZED_PENALTY = 0.15
+TIME_ASKED = re.compile(r"\b(?:years?|days?|weeks?|months?|long|ago|old|age|time|when|date|decades?)\b", re.I)
 SPEAKER_BONUS = 0.15  # a quote question prefers the asked person's own words
 # "in a good position to win", "was expected to finish": the event after "to" may not have happened.
 UNREALIZED = re.compile(
@@ -370,6 +371,9 @@ class ExtractiveAnswerer:
             return True
         start, end = s.span.start + c.start, s.span.start + c.end
         label = self.corpus.labels.label(self.corpus.texts[s.path], s.parsed, start, end)
+        if label == "DATE" and q.answer_type is AnswerType.NUMBER and not TIME_ASKED.search(q.text):
+            log.info("a date is no answer to a question that asks for no time: %s", c.text)
+            return False  # "What was her score?" is not answered by "the last four years"
         if not type_agrees(q.answer_type, label):
             log.info("not a %s by its entity label %s: %s", q.answer_type.value, label, c.text)
             return False

@@ -102,7 +102,7 @@ INJECTION = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\b.*\b(?:instruction|prompt|rule|previous|above|context|"
     r"guideline|everything)s?\b|\byou are now\b|\bact as\b|\bpretend\b|\b(?:reveal|print|show|repeat|output)\b.*"
     r"\b(?:system|prompt|instructions)\b|^\s*(?:system|assistant)\s*:|\bjailbreak\b|\bdeveloper mode\b"
-    r"|\brespond (?:only )?with\b|\b(?:say|write|answer) (?:that|exactly)\b|\btell me a (?:joke|story|poem)\b",
+    r"|\brespond (?:only )?with\b|\b(?:say|write|answer) (?:that|exactly)\s+\w|\btell me a (?:joke|story|poem)\b",
     re.IGNORECASE | re.DOTALL,
 )
 
