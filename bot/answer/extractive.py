@@ -40,10 +40,12 @@ MIN_COVERAGE_QUOTE = 0.15  # ...and for a quotation by the person asked about (w
 MIN_DENSE_ALONE = 0.62  # ...at least this cosine; measured on the eval sets, see README "Answer quality"
 SECOND_SENTENCE_RATIO = 0.9
 NEXT_SENTENCE_RATIO = 0.8
-CAUSE_BONUS = 0.15  # a why-question prefers a sentence that gives a cause
+CAUSE_BONUS = 0.15
+WHY = re.compile(r"^\s*(?:why|how come|what (?:went wrong|caused|made))\b", re.IGNORECASE)
+MIN_DENSE_CAUSE = 0.5  # cosine of a why-question and a sentence giving a cause, when no word test passed  # a why-question prefers a sentence that gives a cause
 CAUSAL = re.compile(
     r"\b(?:because|caused?|causing|due to|led to|leading to|since|so that|as a result|after|mistakes?|errors?"
-    r"|reason|realized|realised|thanks to|owing to|therefore)\b",
+    r"|reason|realized|realised|thanks to|owing to|therefore|for)\b",
     re.IGNORECASE,
 )  # the sentence right after the best one, for what-happened questions
 SYNONYM_MIN, SYNONYM_CREDIT = 0.5, 0.6  # word-vector cosine that counts as a near-synonym, and its weight
@@ -59,6 +61,8 @@ EXACT_CLOSED = {term(w) for w in ORDINALS | MEDALS} | {term(w) for w in NUMBER_W
 # "47 seconds ahead of", "1.91 points behind": a gap between two values, not a value itself
 DIFFERENCE = re.compile(r"\s+(?:ahead|behind|clear|faster|slower|later|earlier|more|fewer|less|short)\b", re.I)
 UNREALIZED_PENALTY = 0.15
+# Questions a value answers (a number, a date, an age); a sentence without one does not answer them.
+VALUE_TYPES = {AnswerType.NUMBER, AnswerType.AGE, AnswerType.TIME}
 TIME_ASKED = re.compile(r"\b(?:years?|days?|weeks?|months?|long|ago|old|age|time|when|date|decades?)\b", re.I)
 SPEAKER_BONUS = 0.15  # a quote question prefers the asked person's own words
 # "in a good position to win", "was expected to finish": the event after "to" may not have happened.
@@ -82,7 +86,31 @@ class ExtractiveAnswerer:
         kind_answer = describe(question, self.corpus) or yes_no(
             question, lambda q: self._read(q, passages), self._names_in
         )
-        return kind_answer or self._read(question, passages)
+        draft = kind_answer or self._read(question, passages)
+        if draft.abstained and not draft.reason and WHY.match(question):
+            return self._cause(question, passages) or draft
+        return draft
+
+    def _cause(self, question: str, passages: list[Passage]) -> Draft | None:
+        """A why-question the reader could not match word for word ("why did Sakamoto lose the gold?"): the
+        sentence closest in meaning that gives a cause and is about the person asked about (named in it or just
+        before it), when it is close enough."""
+        asked = self._names_in(question)
+        sentences = [
+            s
+            for s in self._sentences(passages, whole_documents=True)
+            if CAUSAL.search(s.text) and (not asked or asked & self._names_in(self.corpus.window(s)))
+        ]
+        if not sentences:
+            return None
+        qvec = np.asarray(self.embedder.embed_query(question))
+        vectors = self._embed([s.text for s in sentences])
+        dense, best = max(((float(v @ qvec), s) for s, v in zip(sentences, vectors, strict=True)), key=lambda p: p[0])
+        if dense < MIN_DENSE_CAUSE:
+            log.info("abstain: no sentence giving a cause is close enough (%.2f)", dense)
+            return None
+        log.info("cause (dense=%.2f): %s", dense, best.text)
+        return Draft(f"{_end(best.text)} [1]", False, [best])
 
     def _names_in(self, text: str) -> set[str]:
         return {fold(w) for p in self.corpus.lexicon.people_in(text) for w in p.text.split()}
@@ -170,6 +198,10 @@ class ExtractiveAnswerer:
         phrase = self._phrase(q, best)
         if phrase:
             return Draft(f"{_capitalize(phrase)} [1].", False, [best])
+        if q.answer_type in VALUE_TYPES and not best.candidates:
+            # "What was her free skate score?": a sentence about her free skate without a score is no answer
+            log.info("abstain: the best sentence holds no %s", q.answer_type.value)
+            return self._abstain()
         quotes = [best] + self._second_sentence(q, best, supported[1:])
         text = " ".join(f"{_end(s.text)} [{i}]" for i, s in enumerate(quotes, 1))
         return Draft(text, False, quotes)

@@ -55,7 +55,8 @@ TYPE_PATTERNS: list[tuple[AnswerType, str]] = [
         AnswerType.NUMBER,
         r"\bhow (?:many|much|long|far|fast|big|high|tall|steep|deep|wide)\b|\bby how\b|\bwhat (?:score|number|margin|"
         r"amount|percentage|total|time did|time was|distance|temperature|prize)\b|\bhow (?:hot|cold|warm|heavy|tall)\b|\bwhat (?:was|is|were) (?:the|his|her|their) (?:\w+ )?(?:time|score|margin|total|distance|temperature|prize)\b|\bwhat (?:was|is|were) the (?:score|margin|number|total|amount|distance|temperature|prize)\b|\bwhich (?:score|number)\b"
-        r"|\bwhat (?:was|is|were) \w+(?: \w+)?['’]s (?:\w+ )?(?:score|time|margin|total)\b",
+        r"|\bwhat (?:was|is|were) \w+(?: \w+)?['’]s (?:\w+ ){0,3}(?:score|time|margin|total|price|fee|salary|prize)\b"
+        r"|\b(?:what|how much) (?:was|is|were|did|does) (?:\w+ ){0,4}(?:cost|pay|paid|charge|earn)\b",
     ),
     (
         AnswerType.NAME,
