@@ -33,6 +33,7 @@ NUMERIC_LABELS = {"DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QU
 NAME_MIN_SCORE = 85  # rapidfuzz ratio for a typed name: "glen" ~ "Glenn" (89), "sakamotto" ~ "Sakamoto" (94)
 WORD_MIN_SCORE = 88  # for other words, stricter: "olympcs" ~ "Olympics" (93), not "retiring" ~ "retire" (86)
 WORD_PAIR_MIN_SCORE = 75  # each typed word of a name against the name's word: "burg" ~ "berg"
+PARTICLE_GAP = re.compile(r"\s+(?:[a-zà-ÿ]{1,3}\s+){1,2}")  # "dos", "de la", "van der" between two name parts
 MIN_FUZZY_CHARS = 4  # shorter words must match exactly (after case and accents)
 MAX_NAME_WORDS = 4
 # Contractions a chat question uses; the pipeline tokenizes them but the answerer reads whole words.
@@ -103,6 +104,7 @@ class Lexicon:
         alternatives = "|".join(re.escape(p) for p in sorted(self.people, key=len, reverse=True))
         self._people_pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])") if self.people else None
         self.words = {k: c.most_common(1)[0][0] for k, c in words.items() if k}
+        self.roles = _roles(sentences_list, self)
         self._long_names = [k for k in self.names if len(k) >= MIN_FUZZY_CHARS]
         self._long_words = [k for k in self.words if len(k) >= MIN_FUZZY_CHARS]
 
@@ -111,11 +113,18 @@ class Lexicon:
         "De la Fuente", "Sakamoto"). Text in the documents' spelling: a linked question, a sentence, an answer."""
         if self._people_pattern is None:
             return []
-        return [Span(m.group(), m.start(), m.end()) for m in self._people_pattern.finditer(text)]
+        found: list[Span] = []
+        for m in self._people_pattern.finditer(text):
+            if found and PARTICLE_GAP.fullmatch(text[found[-1].end : m.start()]):
+                found[-1] = Span(text[found[-1].start : m.end()], found[-1].start, m.end())  # "João Pedro dos Santos"
+            else:
+                found.append(Span(m.group(), m.start(), m.end()))
+        return found
 
     def link(self, question: str) -> str:
-        """The question with its names and words spelled as the documents spell them."""
-        text = expand_contractions(question.strip())
+        """The question with its names and words spelled as the documents spell them, and "the arbiter" named
+        when the documents give that role to one person."""
+        text = self._name_roles(expand_contractions(question.strip()))
         tokens = [t for t in nlp().tokenizer(text)]
         out, i = [], 0
         while i < len(tokens):
@@ -139,6 +148,14 @@ class Lexicon:
         if text != question:
             log.info("question read as %r", text)
         return text
+
+    def _name_roles(self, text: str) -> str:
+        """ "what did the arbiter say" → "what did Mehmet Öztürk say" (the one chief arbiter the documents name)."""
+        if not self.roles:
+            return text
+        roles = "|".join(re.escape(r) for r in sorted(self.roles, key=len, reverse=True))
+        pattern = re.compile(rf"\bthe\s+(?:[a-z]+\s+)?(?:{roles})\b(?!['’-])", re.IGNORECASE)
+        return pattern.sub(lambda m: self.roles[m.group().split()[-1].lower()], text)
 
     def _name_at(self, tokens, i: int) -> tuple[str, int] | None:
         """The longest run of words from `i` that names something in the documents: (its surface, words used)."""
@@ -222,6 +239,27 @@ def _people(sentences: list[tuple[str, ParsedSentence]]) -> set[str]:
         if part[:1].isupper() and len(part) > 1 and part.lower() not in STOP_WORDS | particles and part not in others
     }
     return people | parts
+
+
+def _roles(sentences: list[tuple[str, ParsedSentence]], lexicon: "Lexicon") -> dict[str, str]:
+    """Role nouns the documents give to exactly one person: "Chief arbiter Mehmet Öztürk", "The race director,
+    Ana Figueiredo" → {"arbiter": "Mehmet Öztürk", "director": "Ana Figueiredo"}."""
+    holders: dict[str, set[str]] = {}
+    for text, parsed in sentences:
+        for person in lexicon.people_in(text[parsed.start : parsed.end]):
+            start, end = parsed.start + person.start, parsed.start + person.end
+            inside = [n for n, t in enumerate(parsed.tokens) if start <= t.start and t.end <= end]
+            if not inside:
+                continue
+            root = next((n for n in inside if parsed.tokens[n].head not in inside), inside[-1])
+            related = [parsed.tokens[root].head] if parsed.tokens[root].dep == "appos" else []
+            related += [n for n, t in enumerate(parsed.tokens) if t.head == root and t.dep == "compound"]
+            for n in related:
+                t = parsed.tokens[n]
+                if n not in inside and t.pos == "NOUN" and t.lemma.lower() in PERSON_NOUNS:
+                    holders.setdefault(t.lemma.lower(), set()).add(person.text)
+    full = {role: max(people, key=len) for role, people in holders.items()}
+    return {role: full[role] for role, people in holders.items() if all(p in full[role] for p in people)}
 
 
 def _name_mentions(parsed: ParsedSentence) -> list[tuple[int, int, str]]:
