@@ -78,8 +78,8 @@ def test_parse_document_keeps_entities_and_token_analysis(skating):
     by_word = {SKATING[t.start : t.end]: t for t in champion.tokens}
     assert by_word["Amber"].ent == by_word["Glenn"].ent == "PERSON"
     assert by_word["said"].lemma == "say" and by_word["said"].pos == "VERB"
-    assert by_word["Glenn"].dep == "nsubj"
-    assert champion.tokens[by_word["Glenn"].head] is by_word["said"]
+    assert by_word["said"].dep == "ROOT" and champion.tokens[by_word["said"].head] is by_word["said"]
+    assert champion.tokens[by_word["champion"].head] is by_word["said"]  # heads index the sentence's tokens
     assert ("Kaori Sakamoto", "PERSON") in [(SKATING[e.start : e.end], e.label) for e in skating[2].entities]
 
 
@@ -220,19 +220,34 @@ def test_word_also_written_in_lower_case_is_no_person():
 
 
 def test_people_in_finds_full_names_before_surnames(lisbon):
-    text = "Iñaki de la Fuente beat Anaïs Van der Berg; De la Fuente and Van der Berg hugged Yoshida."
-    assert [p.text for p in lisbon.people_in(text)] == [
+    text = "Iñaki de la Fuente beat Anaïs Van der Berg; De la Fuente thanked Van der Berg. Yoshida, too."
+    found = lisbon.people_in(text)
+    assert [p.text for p in found] == [
         "Iñaki de la Fuente",
         "Anaïs Van der Berg",
         "De la Fuente",
         "Van der Berg",
         "Yoshida",
     ]
-    for span in lisbon.people_in(text):
+    for span in found:
         assert text[span.start : span.end] == span.text
     assert lisbon.people_in("the race was hot") == []
     assert lisbon.people_in("Fuentes and Yoshidas") == []  # whole words only
     assert lexicon_of("The race was hot.").people_in("Yoshida") == []  # no people at all
+
+
+@pytest.mark.xfail(
+    reason="Lexicon.people_in joins two people separated by any 1-3 letter lower-case word: PARTICLE_GAP "
+    "(meant for 'dos', 'de la', 'van der' inside one name) also matches ' and ', so 'Yoshida and Okafor' "
+    "comes back as one person 'Yoshida and Okafor' (and 'De la Fuente and Van der Berg' likewise).",
+    strict=True,
+)
+def test_people_in_keeps_two_people_joined_by_and_apart(lisbon):
+    assert [p.text for p in lisbon.people_in("Yoshida and Okafor hugged.")] == ["Yoshida", "Okafor"]
+    assert [p.text for p in lisbon.people_in("De la Fuente and Van der Berg hugged.")] == [
+        "De la Fuente",
+        "Van der Berg",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -522,10 +537,10 @@ def test_yes_no_about_a_place(medal_sentence):
     )
 
 
-def test_yes_no_keeps_a_name_capitalized(medal_sentence):
-    ask = FakeReader(medal_sentence, text="Alysa Liu [1].")
+def test_yes_no_lowercases_a_value_but_not_a_name(medal_sentence):
     draft = yes_no("Did Liu win gold?", FakeReader(medal_sentence, text="Gold [1]."), no_names)
     assert draft.text == "Yes — gold [1]."
+    ask = FakeReader(medal_sentence, text="Alysa Liu [1].")
     draft = yes_no("Was Sakamoto first?", ask, lambda text: {"alysa", "liu"})
     assert draft.text == "No — Alysa Liu [1]."
 

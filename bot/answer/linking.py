@@ -103,7 +103,8 @@ class Lexicon:
         self.people = _people(sentences_list)
         alternatives = "|".join(re.escape(p) for p in sorted(self.people, key=len, reverse=True))
         self._people_pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])") if self.people else None
-        self.words = {k: c.most_common(1)[0][0] for k, c in words.items() if k}
+        # a word the documents ever write in lower case stays lower case ("marathon" though "Porto Marathon")
+        self.words = {k: next((w for w in c if w.islower()), c.most_common(1)[0][0]) for k, c in words.items() if k}
         self.roles = _roles(sentences_list, self)
         self._long_names = [k for k in self.names if len(k) >= MIN_FUZZY_CHARS]
         self._long_words = [k for k in self.words if len(k) >= MIN_FUZZY_CHARS]
@@ -165,6 +166,8 @@ class Lexicon:
                 continue
             if all(t.lower_ in STOP_WORDS for t in run):
                 continue
+            if n == 1 and (self.words.get(fold(run[0].text)) or "A").islower():
+                continue  # a common noun the documents also write in lower case: "marathon", not "Porto Marathon"
             typed = " ".join(t.text for t in run)
             key = fold(typed)
             surface = self.names.get(key)
