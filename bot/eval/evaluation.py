@@ -207,7 +207,7 @@ QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "
 MARKERS = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
 SENTENCE_BREAK = re.compile(r"\s*\n\s*|(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]])\s+")
 ARTICLES = re.compile(r"\b(a|an|the)\b")
-NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+NUMBER = re.compile(r"(?<![^\W\d_])\d+(?:[.,:]\d+)*")  # not the 7 of "Rd7": a number is not part of a word
 WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 SENTENCE_OPENERS = {
     "a",
