@@ -13,6 +13,7 @@ from bot.chain import build_chain
 from bot.conversation import condense_question
 from bot.retrieval import Retriever
 from bot.settings import Settings
+from bot.suggestions import example_questions
 from bot.types import Answer, Turn
 from index.embeddings import load_embedder
 from index.loaders import load_documents
@@ -102,6 +103,7 @@ class EventBot:
         self.chain = build_chain(
             self.answerer.corpus.lexicon.link, self._condense, self.retriever, self.answerer, generate, guard
         )
+        self._examples: list[str] | None = None
         log.info("bot ready in %.1fs", time.perf_counter() - started)
 
     def check_question(self, question: str, history: list[Turn] | None = None) -> str:
@@ -110,6 +112,12 @@ class EventBot:
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
         question = self.check_question(question, history)
         return self.chain.invoke({"question": question, "history": history or [], "timings_ms": {}})
+
+    def example_questions(self) -> list[str]:
+        """Questions about the indexed documents that the bot answers, for the chat to offer (worked out once)."""
+        if self._examples is None:
+            self._examples = example_questions(self.answerer.corpus, self.ask)
+        return self._examples
 
     def documents(self) -> list[tuple[str, str]]:
         """(source, title) of each indexed document, as loaded at start-up."""

@@ -71,6 +71,10 @@ class ServedBot:
     def documents(self) -> list[tuple[str, str]]:
         return self.bot.documents()
 
+    def example_questions(self) -> list[str]:
+        with self._lock:
+            return self.bot.example_questions()
+
 
 def get_bot(request: Request) -> ServedBot:
     return request.app.state.bot

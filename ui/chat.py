@@ -22,12 +22,6 @@ from ui.api import ServedBot, word_pieces  # noqa: E402
 
 log = logging.getLogger(__name__)
 
-EXAMPLES = [
-    "Who won the gold medal?",
-    "Who won silver?",
-    "What did Amber Glenn do?",
-    "What did Glenn say about the media?",
-]
 STREAM_DELAY_S = 0.02  # between streamed words: answers are computed whole, then typed out
 
 THEME = gr.themes.Soft(
@@ -177,7 +171,7 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
             scale=1,  # with fill_height: the chat takes the window's height and scrolls inside
             layout="bubble",
             placeholder="**Ask a question about the event**, or pick one below.",
-            examples=[{"text": q} for q in EXAMPLES],
+            examples=[{"text": q} for q in bot.example_questions()] or None,
             feedback_options=None,
             buttons=["copy"],
             autoscroll=True,

@@ -1,0 +1,69 @@
+"""Example questions for the chat, made from the indexed documents (not fixed to one article), and kept only
+when the bot answers them: what won, who the most-named people are, what the most-quoted person said."""
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+
+from bot.answer.corpus import Corpus
+from bot.types import Answer
+
+log = logging.getLogger(__name__)
+
+MAX_EXAMPLES = 4
+
+
+def example_questions(corpus: Corpus, ask: Callable[[str], Answer], limit: int = MAX_EXAMPLES) -> list[str]:
+    """Up to `limit` questions the documents answer, best first."""
+    kept = []
+    for question in dict.fromkeys(_candidates(corpus)):
+        try:
+            answered = not ask(question).abstained
+        except Exception:  # an example is a nicety: never fail start-up over one
+            log.exception("example question %r failed", question)
+            answered = False
+        if answered:
+            kept.append(question)
+        if len(kept) == limit:
+            break
+    return kept
+
+
+def _candidates(corpus: Corpus) -> list[str]:
+    mentions: Counter[str] = Counter()
+    speakers: Counter[str] = Counter()
+    won: list[str] = []
+    for path, sentences in corpus.sentences.items():
+        text = corpus.texts[path]
+        for s in sentences:
+            parsed = s.parsed
+            if parsed is None:
+                continue
+            people = corpus.lexicon.people_in(s.text)
+            mentions.update(p.text for p in people if " " in p.text)
+            for n, t in enumerate(parsed.tokens):
+                if t.lemma == "say":
+                    speakers.update(
+                        text[c.start : c.end] for c in parsed.tokens if c.head == n and c.dep == "nsubj" and c.pos == "PROPN"
+                    )
+                if t.lemma == "win":
+                    objects = [m for m, c in enumerate(parsed.tokens) if c.head == n and c.dep == "dobj"]
+                    if objects:
+                        won.append(f"Who won {_subtree(text, parsed.tokens, objects[0])}?")
+    out = sorted(won, key=lambda q: not q.startswith("Who won the "))[:2]  # "the gold medal", not "his first…"
+    out += [f"Who is {name}?" for name, _ in mentions.most_common(1)]
+    out += [f"What did {name} say?" for name, _ in speakers.most_common(1)]
+    out += [f"Who is {name}?" for name, _ in mentions.most_common(2)[1:]]
+    return out
+
+
+def _subtree(text: str, tokens: list, root: int) -> str:
+    """The words of a noun phrase: the token and everything that hangs from it."""
+    inside = {root}
+    for _ in range(len(tokens)):
+        grown = inside | {n for n, t in enumerate(tokens) if t.head in inside and n != t.head}
+        if grown == inside:
+            break
+        inside = grown
+    first, last = min(inside), max(inside)
+    return text[tokens[first].start : tokens[last].end]
