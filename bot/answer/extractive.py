@@ -63,6 +63,9 @@ DIFFERENCE = re.compile(r"\s+(?:ahead|behind|clear|faster|slower|later|earlier|m
 UNREALIZED_PENALTY = 0.15
 # Questions a value answers (a number, a date, an age); a sentence without one does not answer them.
 VALUE_TYPES = {AnswerType.NUMBER, AnswerType.AGE, AnswerType.TIME}
+# A question about what is to come, and a sentence that tells of it (not of what happened).
+FUTURE = re.compile(r"\b(?:will|going to|next (?:year|season|time|edition|one|games|olympics))\b", re.IGNORECASE)
+FUTURE_TOLD = re.compile(r"\b(?:will|'ll|going to|plans?|planned|next|upcoming|future|would|retire)\b", re.IGNORECASE)
 TIME_ASKED = re.compile(r"\b(?:years?|days?|weeks?|months?|long|ago|old|age|time|when|date|decades?)\b", re.I)
 SPEAKER_BONUS = 0.15  # a quote question prefers the asked person's own words
 # "in a good position to win", "was expected to finish": the event after "to" may not have happened.
@@ -309,6 +312,8 @@ class ExtractiveAnswerer:
         expected type is there."""
         # who is being talked about: the names of the last few sentences, the speaker of a quotation, and the
         # event itself ("the Olympics", "the marathon"), which a whole document is about
+        if FUTURE.search(q.text) and not FUTURE_TOLD.search(s.text):
+            return False  # "Where will next year's championship be held?" is not answered by where this one was
         speaker = self.corpus.speaker(s) | self.corpus.referent(s)  # who says it, or whom "The 26-year-old" means
         context_terms = {term(w) for w, _ in words(self.corpus.context(s))} | speaker
         people = [name for name in q.names if not set(name) <= EVENT_NAME_TERMS]
