@@ -167,14 +167,6 @@ def test_link_keeps_a_common_noun_lower_case_when_the_documents_do(lisbon):
     assert lisbon.link("how long is a marathon") == "How long is a marathon?"
 
 
-@pytest.mark.xfail(
-    reason="Since c00e677, a one-word name typed in lower case is left in lower case when any sentence of the "
-    "documents opens with it: Lexicon.__init__ counts a sentence's first word lower-cased ('Yoshida said…' -> "
-    "'yoshida'), so self.words['yoshida'] == 'yoshida' and both _name_at (the new `n == 1 and ….islower()` "
-    "skip) and _word leave it alone: 'tell me about yoshida' -> 'Tell me about yoshida', 'who is fuente' -> "
-    "'Who is fuente?' (while 'okafor', never sentence-initial, becomes 'Okafor').",
-    strict=True,
-)
 @pytest.mark.parametrize(
     ("typed", "linked"),
     [
@@ -262,13 +254,6 @@ def test_people_in_finds_full_names_before_surnames(lisbon):
     assert lexicon_of("The race was hot.").people_in("Yoshida") == []  # no people at all
 
 
-@pytest.mark.xfail(
-    reason="Lexicon.people_in joins two people separated by any 1-3 letter lower-case word: PARTICLE_GAP "
-    "(meant for 'dos', 'de la', 'van der' inside one name) also matches ' and ', so 'Yoshida and Okafor' "
-    "comes back as one person 'Yoshida and Okafor' (likewise 'De la Fuente and Van der Berg', and a short verb: "
-    "'Yoshida saw Okafor').",
-    strict=True,
-)
 def test_people_in_keeps_two_people_joined_by_and_apart(lisbon):
     assert [p.text for p in lisbon.people_in("Yoshida and Okafor hugged.")] == ["Yoshida", "Okafor"]
     assert [p.text for p in lisbon.people_in("Yoshida saw Okafor.")] == ["Yoshida", "Okafor"]

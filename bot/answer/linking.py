@@ -33,7 +33,7 @@ NUMERIC_LABELS = {"DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QU
 NAME_MIN_SCORE = 85  # rapidfuzz ratio for a typed name: "glen" ~ "Glenn" (89), "sakamotto" ~ "Sakamoto" (94)
 WORD_MIN_SCORE = 88  # for other words, stricter: "olympcs" ~ "Olympics" (93), not "retiring" ~ "retire" (86)
 WORD_PAIR_MIN_SCORE = 75  # each typed word of a name against the name's word: "burg" ~ "berg"
-PARTICLE_GAP = re.compile(r"\s+(?:[a-zà-ÿ]{1,3}\s+){1,2}")  # "dos", "de la", "van der" between two name parts
+MIN_PARTICLE_USES = 2
 MIN_FUZZY_CHARS = 4  # shorter words must match exactly (after case and accents)
 MAX_NAME_WORDS = 4
 # Contractions a chat question uses; the pipeline tokenizes them but the answerer reads whole words.
@@ -95,12 +95,15 @@ class Lexicon:
                             names.setdefault(fold(part), Counter())[part] += 1
             for n, t in enumerate(parsed.tokens):
                 word = text[t.start : t.end]
-                if word.isalpha():
-                    # a sentence's first word is capitalized whatever it is: count it lowercased
-                    words.setdefault(fold(word), Counter())[word if n else word.lower()] += 1
+                if word.isalpha() and (n or word.islower()):  # a sentence's first word is capitalized anyway
+                    words.setdefault(fold(word), Counter())[word] += 1
         self.proper: set[str] = set()  # words the documents only ever capitalize (the corpus fills it in)
         self.names = {k: c.most_common(1)[0][0] for k, c in names.items() if k}
         self.people = _people(sentences_list)
+        # the lower-case words inside people's names ("dos", "de la", "van der") may join two parts of one name
+        particles = _particles([text for text, _ in sentences_list])
+        alternation = "|".join(re.escape(w) for w in sorted(particles))
+        self._particle_gap = re.compile(rf"\s+(?:(?:{alternation})\s+){{1,2}}") if particles else None
         alternatives = "|".join(re.escape(p) for p in sorted(self.people, key=len, reverse=True))
         self._people_pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])") if self.people else None
         # a word the documents ever write in lower case stays lower case ("marathon" though "Porto Marathon")
@@ -116,7 +119,7 @@ class Lexicon:
             return []
         found: list[Span] = []
         for m in self._people_pattern.finditer(text):
-            if found and PARTICLE_GAP.fullmatch(text[found[-1].end : m.start()]):
+            if found and self._particle_gap and self._particle_gap.fullmatch(text[found[-1].end : m.start()]):
                 found[-1] = Span(text[found[-1].start : m.end()], found[-1].start, m.end())  # "João Pedro dos Santos"
             else:
                 found.append(Span(m.group(), m.start(), m.end()))
@@ -307,6 +310,18 @@ def _acts_like_a_person(text: str, parsed: ParsedSentence, start: int, end: int)
         or "year-old" in text[c.start : c.end]
         for c in children
     )
+
+
+def _particles(texts: list[str]) -> set[str]:
+    """Short lower-case words the documents only ever write before a capitalized word, more than once: "dos",
+    "de la", "van der" inside names ("João Pedro dos Santos", "Palacio de la Ría")."""
+    inside: Counter[str] = Counter()
+    anywhere: Counter[str] = Counter()
+    for text in set(texts):
+        anywhere.update(re.findall(r"\b[a-zà-ÿ]{1,3}\b", text))
+        for m in re.finditer(r"\b((?:[a-zà-ÿ]{1,3} ){1,2})(?=[A-ZÀ-Þ])", text):
+            inside.update(m.group(1).split())
+    return {w for w, n in inside.items() if n == anywhere[w] and n >= MIN_PARTICLE_USES and w not in STOP_WORDS}
 
 
 def _word_for_word(typed: list[str], known: list[str]) -> bool:
