@@ -574,5 +574,5 @@ def test_yes_no_when_the_reader_abstains(medal_sentence):
 
 
 def test_yes_no_when_the_reader_answers_with_a_sentence(medal_sentence):
-    ask = FakeReader(medal_sentence, text="Sakamoto won the silver medal after a fall in the free skate [1].")
+    ask = FakeReader(medal_sentence, text=f"{medal_sentence.text} [1]")  # the reader quotes a whole sentence
     assert yes_no("Did Sakamoto win gold?", ask, no_names) is None

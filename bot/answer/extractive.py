@@ -115,6 +115,21 @@ class ExtractiveAnswerer:
         log.info("cause (dense=%.2f): %s", dense, best.text)
         return Draft(f"{_end(best.text)} [1]", False, [best])
 
+    def _reply(self, q: Question, phrase: str) -> str:
+        """The phrase as a reply to the question: "Kaori Sakamoto is 25", "Kaori Sakamoto won the silver medal"
+        when the question asks about one person; otherwise the phrase itself ("Alysa Liu")."""
+        asked = self.corpus.lexicon.people_in(q.text)
+        if len(asked) != 1:
+            return _capitalize(phrase)
+        person = self.corpus.lexicon.full_name(asked[0].text)
+        age = re.fullmatch(r"(\d+)(?:-year-old)?", phrase)
+        if q.answer_type is AnswerType.AGE and age:
+            return f"{person} is {age.group(1)}"
+        medal = re.fullmatch(r"(?:the\s+)?(gold|silver|bronze)(?:\s+medal)?", phrase, re.IGNORECASE)
+        if q.answer_type is AnswerType.MEDAL and medal and re.search(r"\b(?:win|won|get|got|take|took)\b", q.text):
+            return f"{person} won the {medal.group(1).lower()} medal"
+        return _capitalize(phrase)
+
     def _names_in(self, text: str) -> set[str]:
         return {fold(w) for p in self.corpus.lexicon.people_in(text) for w in p.text.split()}
 
@@ -200,7 +215,7 @@ class ExtractiveAnswerer:
             return self._several(q, supported, needed)
         phrase = self._phrase(q, best)
         if phrase:
-            return Draft(f"{_capitalize(phrase)} [1].", False, [best])
+            return Draft(f"{self._reply(q, phrase)} [1].", False, [best])
         if q.answer_type in VALUE_TYPES and not best.candidates:
             # "What was her free skate score?": a sentence about her free skate without a score is no answer
             log.info("abstain: the best sentence holds no %s", q.answer_type.value)

@@ -79,7 +79,8 @@ def yes_no(question: str, ask: Callable[[str], Draft], corpus_names: Callable[[s
     rest = "".join(t.text_with_ws for t in doc if t.i not in dropped).strip(" ?")
     open_question = f"{OPEN_QUESTION[kind]} {rest[:1].lower()}{rest[1:]}?"
     draft = ask(open_question)
-    if draft.abstained or not draft.quotes or draft.text.count("[") > 1 or len(draft.text.split()) > 6:
+    sentence_answer = draft.quotes and draft.text.startswith(draft.quotes[0].text[:30])
+    if draft.abstained or not draft.quotes or draft.text.count("[") > 1 or sentence_answer:
         return None  # no phrase answer: the sentence alone cannot say yes or no
     found = re.sub(r"\s*\[\d+\]\.?$", "", draft.text).strip()
     same = fold(slot.text) in fold(found).split() or fold(found) in fold(slot.text)
