@@ -57,6 +57,7 @@ class Draft:
     abstained: bool
     quotes: list[Sentence]  # quotes[n-1] is what [n] cites
     reason: str = ""
+    phrase: str = ""  # the precise phrase extracted from quotes[0] ("silver medal"), when the answer rests on one
 
 
 class Citation(BaseModel):

@@ -215,7 +215,7 @@ class ExtractiveAnswerer:
             return self._several(q, supported, needed)
         phrase = self._phrase(q, best)
         if phrase:
-            return Draft(f"{self._reply(q, phrase)} [1].", False, [best])
+            return Draft(f"{self._reply(q, phrase)} [1].", False, [best], phrase=phrase)
         if q.answer_type in VALUE_TYPES and not best.candidates:
             # "What was her free skate score?": a sentence about her free skate without a score is no answer
             log.info("abstain: the best sentence holds no %s", q.answer_type.value)

@@ -191,6 +191,8 @@ def disagrees(text: str, extractive: Draft, question: str) -> str | None:
 
 def extracted_phrase(extractive: Draft) -> str:
     """The phrase of a phrase answer ("Silver medal [1]." quoting the sentence that holds "silver medal")."""
+    if extractive.phrase:
+        return extractive.phrase
     m = re.fullmatch(r"(.+) \[1\]\.", extractive.text)  # a sentence answer ends "… [1]", a phrase "… [1]."
     if extractive.abstained or len(extractive.quotes) != 1 or not m:
         return ""

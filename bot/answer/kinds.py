@@ -87,7 +87,7 @@ def yes_no(question: str, ask: Callable[[str], Draft], corpus_names: Callable[[s
     log.info("yes/no: asked %r, found %r, named %r", open_question, found, slot.text)
     if fold(found.split()[0]) not in corpus_names(found):
         found = found[:1].lower() + found[1:]  # "No — silver medal [1].", but "Yes — Alysa Liu [1]."
-    return Draft(f"{'Yes' if same else 'No'} — {found} [1].", False, draft.quotes)
+    return Draft(f"{'Yes' if same else 'No'} — {found} [1].", False, draft.quotes, phrase=draft.phrase)
 
 
 def _aliases(asked: str, corpus: Corpus) -> list[str]:
