@@ -12,7 +12,7 @@ from langchain_core.embeddings import Embeddings
 from bot.answer.candidates import CANDIDATE_FINDERS, NUMBER, PHRASE_TYPES, country_of, person_names
 from bot.answer.clauses import Mention, clauses, owner
 from bot.answer.corpus import Corpus
-from bot.answer.kinds import describe, yes_no
+from bot.answer.kinds import describe, described_person, yes_no
 from bot.answer.language import (
     MEDALS,
     NUMBER_WORDS,
@@ -86,6 +86,8 @@ class ExtractiveAnswerer:
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
         question = self.corpus.named_by_nationality(question)
+        named = described_person(question, lambda q: self._read(q, passages), self.corpus.lexicon.people_in)
+        question = named or question
         kind_answer = describe(question, self.corpus) or yes_no(
             question, lambda q: self._read(q, passages), self._names_in
         )

@@ -90,6 +90,25 @@ def yes_no(question: str, ask: Callable[[str], Draft], corpus_names: Callable[[s
     return Draft(f"{'Yes' if same else 'No'} — {found} [1].", False, draft.quotes, phrase=draft.phrase)
 
 
+DESCRIBED = re.compile(r"\bthe\s+(winner|champion|victor|runner[- ]up)\b", re.IGNORECASE)
+WHO_FOR = {"winner": "Who won?", "champion": "Who won?", "victor": "Who won?"}
+
+
+def described_person(question: str, ask: Callable[[str], Draft], people: Callable[[str], list]) -> str | None:
+    """ "How much did the winner take home?" → "How much did Iñaki de la Fuente take home?": who "the winner" (or
+    "the runner-up") is, asked first; None when the question names no such role or it cannot be told."""
+    m = DESCRIBED.search(question)
+    if not m or re.match(r"\s*(?:who|whom|which)\b", question, re.IGNORECASE):
+        return None
+    role = m.group(1).lower()
+    draft = ask(WHO_FOR.get(role, "Who was the runner-up?"))
+    found = people(draft.phrase) if draft.phrase and not draft.abstained else []
+    if len(found) != 1:
+        return None
+    log.info("%s is %s", m.group(), found[0].text)
+    return question[: m.start()] + found[0].text + question[m.end() :]
+
+
 def _aliases(asked: str, corpus: Corpus) -> list[str]:
     """The ways the documents write the thing asked about: a person's full name and its parts, else the name."""
     lexicon = corpus.lexicon
