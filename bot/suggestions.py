@@ -44,7 +44,9 @@ def _candidates(corpus: Corpus) -> list[str]:
             for n, t in enumerate(parsed.tokens):
                 if t.lemma == "say":
                     speakers.update(
-                        text[c.start : c.end] for c in parsed.tokens if c.head == n and c.dep == "nsubj" and c.pos == "PROPN"
+                        text[c.start : c.end]
+                        for c in parsed.tokens
+                        if c.head == n and c.dep == "nsubj" and c.pos == "PROPN"
                     )
                 if t.lemma == "win":
                     objects = [m for m, c in enumerate(parsed.tokens) if c.head == n and c.dep == "dobj"]

@@ -25,7 +25,7 @@ from bot.answer.language import (
 )
 from bot.answer.linking import fold
 from bot.answer.paraphrase import rewordings, speaks_otherwise
-from bot.answer.parse_checks import asked_role, nominal, role, role_agrees, type_agrees
+from bot.answer.parse_checks import asked_role, nominal, role, role_agrees, type_agrees, won_less
 from bot.answer.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
 from bot.types import Draft, Passage, Sentence, Span
 from index.text import nlp
@@ -434,6 +434,14 @@ class ExtractiveAnswerer:
         if q.answer_type in {AnswerType.PERSON, AnswerType.PLACE, AnswerType.ORG}:
             if not nominal(s.parsed, start, end, label):
                 log.info("not a %s: not a noun phrase: %s", q.answer_type.value, c.text)
+                return False
+            winner = q.relation == term("win") and not set(q.closed) & EXACT_CLOSED
+            if (
+                q.answer_type is AnswerType.PERSON
+                and winner
+                and won_less(self.corpus.texts[s.path], s.parsed, start, end)
+            ):
+                log.info("not who won: the sentence has them win less: %s", c.text)
                 return False
             found = role(s.parsed, start, end)
             if not role_agrees(q.answer_type, q.asked_role, found):

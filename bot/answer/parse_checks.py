@@ -94,6 +94,59 @@ def role(parsed: ParsedSentence, start: int, end: int) -> str:
     return "other"
 
 
+LESSER_RESULTS = {
+    "silver",
+    "bronze",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "runner-up",
+}
+
+
+RESULT_NOUNS = {"medal", "place", "position", "spot", "prize", "podium"}
+
+
+def won_less(document: str, parsed: ParsedSentence, start: int, end: int) -> bool:
+    """The person at start..end is said to win silver or finish second in the sentence: not who won ("Sakamoto was
+    the favourite but made mistakes in his free skate to win silver" does not say she won the free skate)."""
+    found = tokens_in(parsed, start, end)
+    if not found:
+        return False
+    root = _phrase_head(parsed.tokens, found)
+    if parsed.tokens[root].dep not in SUBJECT_DEPS:
+        return False
+    clause = _subtree(parsed.tokens, parsed.tokens[root].head)
+    for n in clause:
+        t = parsed.tokens[n]
+        if t.lemma in {"win", "finish", "take", "claim", "come", "end"}:
+            objects = [m for m, c in enumerate(parsed.tokens) if c.head == n and c.dep not in SUBJECT_DEPS and m != n]
+            for o in objects:  # "to win silver", "finished second", "to win the silver medal" (not "the fifth stage")
+                said = {
+                    document[parsed.tokens[m].start : parsed.tokens[m].end].lower() for m in _subtree(parsed.tokens, o)
+                }
+                result = parsed.tokens[o].lemma.lower() in RESULT_NOUNS or said <= LESSER_RESULTS | {"the", "a"}
+                if result and said & LESSER_RESULTS:
+                    return True
+    return False
+
+
+def _subtree(tokens: list[Token], root: int) -> set[int]:
+    inside = {root}
+    for _ in range(len(tokens)):
+        grown = inside | {n for n, t in enumerate(tokens) if t.head in inside and n != t.head}
+        if grown == inside:
+            break
+        inside = grown
+    return inside
+
+
 def asked_role(question_doc) -> str | None:
     """What a who-question asks for: the doer ("Who consoled Sakamoto?"), the one it was done to ("Who did Glenn
     protect?", "Who was consoled?"), or nothing in particular ("Who is the race director?")."""
