@@ -425,6 +425,9 @@ class ExtractiveAnswerer:
             return True
         start, end = s.span.start + c.start, s.span.start + c.end
         label = self.corpus.labels.label(self.corpus.texts[s.path], s.parsed, start, end)
+        if q.answer_type is AnswerType.PLACE and self.corpus.labels.inside_longer(s.parsed, start, end):
+            log.info("not a place: part of a longer name: %s", c.text)
+            return False  # "French" in "the French Open final"
         if label == "DATE" and q.answer_type is AnswerType.NUMBER and not TIME_ASKED.search(q.text):
             log.info("a date is no answer to a question that asks for no time: %s", c.text)
             return False  # "What was her score?" is not answered by "the last four years"

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from bot.types import Span
@@ -31,7 +32,7 @@ PERSON_OBJECT_VERBS = {"console", "comfort", "thank", "beat", "help", "congratul
 NUMERIC_LABELS = {"DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY"}
 
 NAME_MIN_SCORE = 85  # rapidfuzz ratio for a typed name: "glen" ~ "Glenn" (89), "sakamotto" ~ "Sakamoto" (94)
-WORD_MIN_SCORE = 88  # for other words, stricter: "olympcs" ~ "Olympics" (93), not "retiring" ~ "retire" (86)
+LONG_WORD_CHARS = 8  # other words are corrected by one edit, or two from this length on
 WORD_PAIR_MIN_SCORE = 75  # each typed word of a name against the name's word: "burg" ~ "berg"
 MIN_PARTICLE_USES = 2
 MIN_FUZZY_CHARS = 4  # shorter words must match exactly (after case and accents)
@@ -106,6 +107,7 @@ class Lexicon:
         self._particle_gap = re.compile(rf"\s+(?:(?:{alternation})\s+){{1,2}}") if particles else None
         alternatives = "|".join(re.escape(p) for p in sorted(self.people, key=len, reverse=True))
         self._people_pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])") if self.people else None
+        self.lemmas = {fold(t.lemma) for _, parsed in sentences_list for t in parsed.tokens}
         # a word the documents ever write in lower case stays lower case ("marathon" though "Porto Marathon")
         self.words = {k: next((w for w in c if w.islower()), c.most_common(1)[0][0]) for k, c in words.items() if k}
         self.roles = _roles(sentences_list, self)
@@ -136,7 +138,7 @@ class Lexicon:
         """The question with its names and words spelled as the documents spell them, and "the arbiter" named
         when the documents give that role to one person."""
         text = self._name_roles(expand_contractions(question.strip()))
-        tokens = [t for t in nlp().tokenizer(text)]
+        tokens = list(nlp()(text))
         out, i = [], 0
         while i < len(tokens):
             replaced = self._name_at(tokens, i)
@@ -146,7 +148,7 @@ class Lexicon:
                 out.append((tokens[i].idx, end.idx + len(end.text), surface))
                 i += used
                 continue
-            word = self._word(tokens[i].text)
+            word = self._word(tokens[i].text, tokens[i].lemma_)
             if word:
                 out.append((tokens[i].idx, tokens[i].idx + len(tokens[i].text), word))
             i += 1
@@ -161,11 +163,12 @@ class Lexicon:
         return text
 
     def _name_roles(self, text: str) -> str:
-        """ "what did the arbiter say" → "what did Mehmet Öztürk say" (the one chief arbiter the documents name)."""
+        """ "what did the arbiter say" → "what did Mehmet Öztürk say" (the one chief arbiter the documents name);
+        not "the coach of Marchand", whose coach that is being the question."""
         if not self.roles:
             return text
         roles = "|".join(re.escape(r) for r in sorted(self.roles, key=len, reverse=True))
-        pattern = re.compile(rf"\bthe\s+(?:[a-z]+\s+)?(?:{roles})\b(?!['’-])", re.IGNORECASE)
+        pattern = re.compile(rf"\bthe\s+(?:[a-z]+\s+)?(?:{roles})\b(?!['’-])(?!\s+(?:of|for|to)\b)", re.IGNORECASE)
         return pattern.sub(lambda m: self.roles[m.group().split()[-1].lower()], text)
 
     def _name_at(self, tokens, i: int) -> tuple[str, int] | None:
@@ -193,7 +196,7 @@ class Lexicon:
                 return None  # already as the documents write it
         return None
 
-    def _word(self, word: str) -> str | None:
+    def _word(self, word: str, lemma: str = "") -> str | None:
         """A typo of a word the documents use ("olympcs"), or its capitalized form ("tiktok" → "TikTok")."""
         if not word.isalpha() or word.lower() in STOP_WORDS:
             return None
@@ -201,9 +204,11 @@ class Lexicon:
         known = self.words.get(key)
         if known:
             return known if known[:1].isupper() and known != word else None
-        if len(key) < MIN_FUZZY_CHARS + 1:
-            return None
-        best = process.extractOne(key, self._long_words, scorer=fuzz.ratio, score_cutoff=WORD_MIN_SCORE)
+        if len(key) < MIN_FUZZY_CHARS + 1 or fold(lemma) in self.words or fold(lemma) in self.lemmas:
+            return None  # "skates" is a form of "skate", not a typo of "skater"
+        # one edit (two for long words), a swap of two letters counting as one: "dealy" → "delay", "olympcs"
+        edits = 1 if len(key) < LONG_WORD_CHARS else 2
+        best = process.extractOne(key, self._long_words, scorer=OSA.distance, score_cutoff=edits)
         return self.words[best[0]] if best else None
 
 

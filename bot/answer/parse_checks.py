@@ -46,6 +46,13 @@ class EntityLabels:
                 return self.labels.get(_key(document[e.start : e.end]), e.label)
         return None
 
+    def inside_longer(self, parsed: ParsedSentence, start: int, end: int) -> bool:
+        """The phrase is only part of a longer (well-formed) name: "French" in "the French Open"."""
+        return any(
+            e.start <= start and end <= e.end and (e.end - e.start) > (end - start) and self._well_formed(parsed, e)
+            for e in parsed.entities
+        )
+
     @staticmethod
     def _well_formed(parsed: ParsedSentence, e: Entity) -> bool:
         inside = [t for t in parsed.tokens if e.start <= t.start and t.end <= e.end]
@@ -59,7 +66,10 @@ def type_agrees(asked: AnswerType, label: str | None) -> bool:
 def nominal(parsed: ParsedSentence, start: int, end: int, label: str | None) -> bool:
     """A person, place or team is named by a noun, not by an adjective of nationality ("Spanish", "American")."""
     found = tokens_in(parsed, start, end)
-    return not found or not (parsed.tokens[_phrase_head(parsed.tokens, found)].pos == "ADJ" and label == "NORP")
+    # ("Avenida dos Aliados" is sometimes labelled NORP too: only a one-word NORP is taken for a nationality)
+    return not found or not (
+        label == "NORP" and (len(found) == 1 or parsed.tokens[_phrase_head(parsed.tokens, found)].pos == "ADJ")
+    )
 
 
 def tokens_in(parsed: ParsedSentence, start: int, end: int) -> list[int]:
