@@ -117,13 +117,19 @@ class ExtractiveAnswerer:
         log.info("cause (dense=%.2f): %s", dense, best.text)
         return Draft(f"{_end(best.text)} [1]", False, [best])
 
-    def _reply(self, q: Question, phrase: str) -> str:
-        """The phrase as a reply to the question: "Kaori Sakamoto is 25", "Kaori Sakamoto won the silver medal"
-        when the question asks about one person; otherwise the phrase itself ("Alysa Liu")."""
-        asked = self.corpus.lexicon.people_in(q.text)
+    def _reply(self, q: Question, phrase: str, quoted: Sentence) -> str:
+        """The phrase as a reply to the question: "Sakamoto is 25", "Sakamoto won the silver medal" when the
+        question asks about one person, named as the cited sentence names them (every name of an answer is in
+        its quote); otherwise the phrase itself ("Alysa Liu")."""
+        lexicon = self.corpus.lexicon
+        asked = lexicon.people_in(q.text)
         if len(asked) != 1:
             return _capitalize(phrase)
-        person = self.corpus.lexicon.full_name(asked[0].text)
+        words = set(lexicon.full_name(asked[0].text).split())
+        named = [p.text for p in lexicon.people_in(quoted.text) if words & set(p.text.split())]
+        if not named:
+            return _capitalize(phrase)
+        person = max(named, key=len)
         age = re.fullmatch(r"(\d+)(?:-year-old)?", phrase)
         if q.answer_type is AnswerType.AGE and age:
             return f"{person} is {age.group(1)}"
@@ -217,7 +223,7 @@ class ExtractiveAnswerer:
             return self._several(q, supported, needed)
         phrase = self._phrase(q, best)
         if phrase:
-            return Draft(f"{self._reply(q, phrase)} [1].", False, [best], phrase=phrase)
+            return Draft(f"{self._reply(q, phrase, best)} [1].", False, [best], phrase=phrase)
         if q.answer_type in VALUE_TYPES and not best.candidates:
             # "What was her free skate score?": a sentence about her free skate without a score is no answer
             log.info("abstain: the best sentence holds no %s", q.answer_type.value)
