@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from bot.answer.corpus import Corpus
+from bot.answer.parse_checks import subtree
 from bot.types import Answer
 
 log = logging.getLogger(__name__)
@@ -51,21 +52,11 @@ def _candidates(corpus: Corpus) -> list[str]:
                 if t.lemma == "win":
                     objects = [m for m, c in enumerate(parsed.tokens) if c.head == n and c.dep == "dobj"]
                     if objects:
-                        won.append(f"Who won {_subtree(text, parsed.tokens, objects[0])}?")
+                        inside = subtree(parsed.tokens, objects[0])
+                        phrase = text[parsed.tokens[min(inside)].start : parsed.tokens[max(inside)].end]
+                        won.append(f"Who won {phrase}?")
     out = sorted(won, key=lambda q: not q.startswith("Who won the "))[:2]  # "the gold medal", not "his first…"
     out += [f"Who is {name}?" for name, _ in mentions.most_common(1)]
     out += [f"What did {name} say?" for name, _ in speakers.most_common(1)]
     out += [f"Who is {name}?" for name, _ in mentions.most_common(2)[1:]]
     return out
-
-
-def _subtree(text: str, tokens: list, root: int) -> str:
-    """The words of a noun phrase: the token and everything that hangs from it."""
-    inside = {root}
-    for _ in range(len(tokens)):
-        grown = inside | {n for n, t in enumerate(tokens) if t.head in inside and n != t.head}
-        if grown == inside:
-            break
-        inside = grown
-    first, last = min(inside), max(inside)
-    return text[tokens[first].start : tokens[last].end]

@@ -132,14 +132,14 @@ def won_less(document: str, parsed: ParsedSentence, start: int, end: int) -> boo
     root = _phrase_head(parsed.tokens, found)
     if parsed.tokens[root].dep not in SUBJECT_DEPS:
         return False
-    clause = _subtree(parsed.tokens, parsed.tokens[root].head)
+    clause = subtree(parsed.tokens, parsed.tokens[root].head)
     for n in clause:
         t = parsed.tokens[n]
         if t.lemma in {"win", "finish", "take", "claim", "come", "end"}:
             objects = [m for m, c in enumerate(parsed.tokens) if c.head == n and c.dep not in SUBJECT_DEPS and m != n]
             for o in objects:  # "to win silver", "finished second", "to win the silver medal" (not "the fifth stage")
                 said = {
-                    document[parsed.tokens[m].start : parsed.tokens[m].end].lower() for m in _subtree(parsed.tokens, o)
+                    document[parsed.tokens[m].start : parsed.tokens[m].end].lower() for m in subtree(parsed.tokens, o)
                 }
                 result = parsed.tokens[o].lemma.lower() in RESULT_NOUNS or said <= LESSER_RESULTS | {"the", "a"}
                 if result and said & LESSER_RESULTS:
@@ -147,7 +147,8 @@ def won_less(document: str, parsed: ParsedSentence, start: int, end: int) -> boo
     return False
 
 
-def _subtree(tokens: list[Token], root: int) -> set[int]:
+def subtree(tokens: list[Token], root: int) -> set[int]:
+    """The indexes of a token and of every token that hangs from it."""
     inside = {root}
     for _ in range(len(tokens)):
         grown = inside | {n for n, t in enumerate(tokens) if t.head in inside and n != t.head}

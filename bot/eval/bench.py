@@ -62,7 +62,9 @@ def run_bench(quick: bool = False) -> BenchResult:
         t0 = time.perf_counter()
         bot = EventBot(settings)
         f["bot_open_s"] = round(time.perf_counter() - t0, 2)
-        questions = [item.question for item in load_dataset(DEFAULT_DATASETS_DIR / "event_qa.jsonl") if not item.history]
+        questions = [
+            item.question for item in load_dataset(DEFAULT_DATASETS_DIR / "event_qa.jsonl") if not item.history
+        ]
         questions = questions[:10] if quick else questions
         for q in questions:  # warm-up: first sight of each sentence and word embeds it once
             bot.ask(q)
