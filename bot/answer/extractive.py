@@ -25,7 +25,15 @@ from bot.answer.language import (
 )
 from bot.answer.linking import fold
 from bot.answer.paraphrase import rewordings, speaks_otherwise
-from bot.answer.parse_checks import asked_role, nominal, role, role_agrees, type_agrees, won_less
+from bot.answer.parse_checks import (
+    asked_role,
+    nominal,
+    ordinal_of_a_thing,
+    role,
+    role_agrees,
+    type_agrees,
+    won_less,
+)
 from bot.answer.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
 from bot.types import Draft, Passage, Sentence, Span
 from index.text import nlp
@@ -431,6 +439,9 @@ class ExtractiveAnswerer:
             return True
         start, end = s.span.start + c.start, s.span.start + c.end
         label = self.corpus.labels.label(self.corpus.texts[s.path], s.parsed, start, end)
+        if q.answer_type is AnswerType.PLACING and ordinal_of_a_thing(s.parsed, start, end):
+            log.info("not a placing: it counts things: %s", c.text)
+            return False  # "won the fifth stage" does not say where anyone finished
         if q.answer_type is AnswerType.PLACE and self.corpus.labels.inside_longer(s.parsed, start, end):
             log.info("not a place: part of a longer name: %s", c.text)
             return False  # "French" in "the French Open final"

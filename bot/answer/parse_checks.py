@@ -120,7 +120,22 @@ LESSER_RESULTS = {
 }
 
 
+RANKING_WORDS = {"good", "well", "best", "fast", "high", "low", "bad", "worst"}
 RESULT_NOUNS = {"medal", "place", "position", "spot", "prize", "podium"}
+
+
+def ordinal_of_a_thing(parsed: ParsedSentence, start: int, end: int) -> bool:
+    """An ordinal that counts things, not a result: "the fifth stage", "the third classical game" (but "finished
+    fifth", "fifth place", "third best score")."""
+    found = tokens_in(parsed, start, end)
+    if len(found) != 1:
+        return False
+    t = parsed.tokens[found[0]]
+    head = parsed.tokens[t.head]
+    counted = t.dep in {"amod", "nummod", "compound"} and head.pos == "NOUN" and head.lemma.lower() not in RESULT_NOUNS
+    # "the second best score" ranks, like "the second place": a superlative beside the ordinal makes it a ranking
+    ranked = any(c.head in {found[0], t.head} and c.lemma.lower() in RANKING_WORDS for c in parsed.tokens)
+    return counted and not ranked
 
 
 def won_less(document: str, parsed: ParsedSentence, start: int, end: int) -> bool:
