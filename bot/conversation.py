@@ -160,6 +160,8 @@ def _why(previous: str, answer: str) -> str | None:
         if root.lemma_ == "be":
             return f"Why {root.text} {phrase} {rest}?".replace("  ", " ")
         return f"Why did {phrase} {root.lemma_} {rest}?".replace("  ", " ")
+    if wh is not None and wh.i == 0 and wh.lower_ == "how" and len(doc) > 1 and doc[1].pos_ in {"ADJ", "ADV"}:
+        return None  # "How old is she?" has no why
     if wh is not None and wh.i == 0:
         return f"Why {doc[1:].text}?"  # "How did Glenn's short program go?" → "Why did Glenn's short program go?"
     return f"Why {previous[:1].lower()}{previous[1:].rstrip(' ?')}?"

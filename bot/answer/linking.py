@@ -41,6 +41,7 @@ MAX_NAME_WORDS = 4
 CONTRACTIONS = [
     (re.compile(r"\b(who|what|where|when|why|how|which|that|there|it|he|she)(?:'s|’s|s)\b(?=\s|$|\?)", re.I), r"\1 is"),
     (re.compile(r"\b(who|what|where|when|why|how)(?:'d|’d)\b", re.I), r"\1 did"),
+    (re.compile(r"\b(how\s+[a-z]+)(?:'s|’s)\b", re.I), r"\1 is"),  # "how old's she"
     (re.compile(r"\b(who|what|where|when|why|how)(?:'re|’re)\b", re.I), r"\1 are"),
 ]
 # The plain forms the contraction pattern above would otherwise take for "what's" without an apostrophe.

@@ -1,0 +1,80 @@
+"""Questions as people type them, end to end on the real chain, on the article and on a second document: linked
+names, who-is, yes/no, why, follow-ups, the example questions, and what must not be guessed."""
+
+import pytest
+
+from bot.types import Turn
+from tests.test_reading import bot_on
+
+
+@pytest.fixture(scope="module")
+def cycling(tmp_path_factory):
+    return bot_on("cycling_qa", tmp_path_factory)
+
+
+def test_lowercase_typos_and_contractions_are_read_as_the_documents_write_them(bot, cycling):
+    assert bot.ask("how old's kaori sakamotto").standalone_question == "How old is Kaori Sakamoto?"
+    assert "Kaori Sakamoto is 25" not in bot.ask("how old is glen").answer  # Glenn's age is not given: no guess
+    assert cycling.ask("whos julian arbelaez").standalone_question == "Who is Julián Arbeláez?"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "question", "expected", "not_expected"),
+    [
+        ("bot", "who's kaori sakamoto", "Japan", "Alysa Liu [1]"),  # a description, never another person's name
+        ("bot", "who are the blade angels", "American", "Glenn [1]"),
+        ("cycling", "who is eirik solvang", "Norway", "Arbeláez [1]"),
+    ],
+)
+def test_who_is_x_is_answered_by_what_describes_x(request, fixture, question, expected, not_expected):
+    answer = request.getfixturevalue(fixture).ask(question)
+    assert not answer.abstained and expected in answer.answer and not_expected not in answer.answer
+    assert all(c.quote in answer.contexts[0].text or c.quote for c in answer.citations)
+
+
+def test_yes_no_questions_say_yes_or_no_with_the_fact(bot):
+    answer = bot.ask("did sakamotto win gold")
+    assert answer.answer.startswith("No — ") and "silver" in answer.answer and answer.citations
+    assert bot.ask("did glenn finish fifth").answer.startswith("Yes — ")
+
+
+def test_a_counted_ordinal_is_no_placing(cycling):
+    # "Solvang won the fifth stage": he did not finish fifth; better no answer than "No — fifth"
+    answer = cycling.ask("did solvang finish second")
+    assert "fifth" not in answer.answer.lower() or answer.abstained
+
+
+def test_why_questions_are_answered_by_a_cause(bot):
+    answer = bot.ask("why did sakamoto lose the gold")
+    assert not answer.abstained and "mistakes" in answer.answer
+
+
+def test_who_won_is_not_someone_who_won_silver(bot):
+    answer = bot.ask("who won the women's free skate")
+    assert "Sakamoto [1]" not in answer.answer
+
+
+def test_follow_ups_keep_the_subject_and_the_topic(bot):
+    history: list[Turn] = []
+    asked = []
+    for question in [
+        "who got silver",
+        "why?",
+        "how old is she",
+        "where was she after the short program",
+        "when was that",
+    ]:
+        answer = bot.ask(question, history)
+        asked.append(answer.standalone_question)
+        history += [Turn(role="user", content=question), Turn(role="assistant", content=answer.answer)]
+    assert asked[1] == "Why did Sakamoto get silver?"
+    assert asked[2] == "How old is Sakamoto?"
+    assert asked[4] == "When was the short program?"
+    assert "two days ago" in answer.answer.lower()
+
+
+def test_example_questions_come_from_the_documents_and_are_answered(bot, cycling):
+    article = bot.example_questions()
+    assert "Who won the gold medal?" in article and all(not bot.ask(q).abstained for q in article)
+    stage = cycling.example_questions()
+    assert any("Tour des Cimes" in q for q in stage) and not set(stage) & set(article)
