@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 60.0
     llm_max_tokens: int = 256
 
-    api_key: str | None = None
+    api_key: str | None = Field(None, description="Bearer key for /api and /v1; the chat UI then asks for it too")
     max_question_chars: int = 2000
     max_history_messages: int = 40
+    max_body_bytes: int = Field(1_000_000, description="larger request bodies get 413 before they are parsed")

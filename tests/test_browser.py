@@ -24,12 +24,13 @@ from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 ANSWER_TIMEOUT_MS = 60_000
+API_KEY = "browser-test-key"
 
 
 @pytest.fixture(scope="module")
 def server_url(index_dir) -> Iterator[str]:
-    """`eventbot serve --port 0` in a subprocess, with an API key set: the UI must stay usable regardless."""
-    env = {**os.environ, "EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_API_KEY": "browser-test-key"}
+    """`eventbot serve --port 0` in a subprocess, with an API key set: the chat asks for it (Gradio's login)."""
+    env = {**os.environ, "EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_API_KEY": API_KEY}
     proc = subprocess.Popen(
         [EVENTBOT, "serve", "--port", "0"],
         cwd=ROOT,
@@ -68,6 +69,15 @@ def browser():
         browser.close()
 
 
+def open_chat(page: Page, url: str) -> None:
+    """Open the chat, logging in with the server's API key as the password (any user name)."""
+    page.goto(url)
+    page.get_by_label("username").fill("me")
+    page.get_by_label("password").fill(API_KEY)
+    page.get_by_role("button", name="Login").click()
+    expect(page.get_by_placeholder("Ask about the event")).to_be_visible(timeout=30_000)
+
+
 def bot_messages(page: Page):
     """Answer bubbles (not the Sources panels, which Gradio renders as 'thought' messages)."""
     return page.locator("#chat .message:not(.thought) > [data-testid='bot']")
@@ -100,7 +110,7 @@ def test_chat_answers_cites_and_follows_up(server_url, browser, tmp_path):
         "request",
         lambda r: None if r.url.startswith(server_url) or r.url.startswith("data:") else external.append(r.url),
     )
-    page.goto(server_url)
+    open_chat(page, server_url)
 
     expect(page.locator("#header")).to_contain_text("event-article.txt")
     expect(page.locator("#header")).to_contain_text("only")
@@ -131,7 +141,7 @@ def test_chat_answers_cites_and_follows_up(server_url, browser, tmp_path):
 
 def test_chat_on_a_phone_and_with_examples(server_url, browser, tmp_path):
     page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    page.goto(server_url)
+    open_chat(page, server_url)
     page.get_by_role("button", name=re.compile("Who won the gold medal")).click()
     answer = bot_messages(page).first
     expect(answer).to_contain_text("Alysa Liu", timeout=ANSWER_TIMEOUT_MS)
@@ -141,3 +151,13 @@ def test_chat_on_a_phone_and_with_examples(server_url, browser, tmp_path):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     expect(page.get_by_placeholder("Ask about the event")).to_be_in_viewport()
     page.screenshot(path=str(tmp_path / "chat-phone.png"))
+
+
+def test_chat_refuses_a_wrong_key(server_url, browser):
+    page = browser.new_page()
+    page.goto(server_url)
+    page.get_by_label("username").fill("me")
+    page.get_by_label("password").fill("not-the-key")
+    page.get_by_role("button", name="Login").click()
+    expect(page.get_by_text("Incorrect credentials")).to_be_visible(timeout=10_000)
+    expect(page.get_by_placeholder("Ask about the event")).to_have_count(0)

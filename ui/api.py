@@ -27,6 +27,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline as DocumentedFastAPI
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.service import EventBot, QuestionError
 from bot.settings import Settings
@@ -121,6 +122,52 @@ def install_error_handlers(app: FastAPI) -> None:
             {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()
         ]
         return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class BodySizeLimit:
+    """413 for a request body over `limit` bytes, on every route (API, chat, uploads), before anything parses it:
+    a declared Content-Length is refused at once, a chunked body as soon as it passes the limit."""
+
+    def __init__(self, app: ASGIApp, limit: int):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await self._refuse(scope, receive, send)
+            return
+        seen, started = 0, False
+
+        async def counted_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise BodyTooLarge
+            return message
+
+        async def tracked_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, tracked_send)
+        except BodyTooLarge:
+            if not started:
+                await self._refuse(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        detail = f"the request body is larger than the limit of {self.limit} bytes (EVENTBOT_MAX_BODY_BYTES)"
+        await JSONResponse({"detail": detail}, status_code=413, headers={"Connection": "close"})(scope, receive, send)
 
 
 # ---------------------------------------------------------------------------------------------- /healthz
@@ -406,6 +453,7 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
     )
     app.state.bot = bot if isinstance(bot, ServedBot) else ServedBot(bot)
     install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, limit=app.state.bot.settings.max_body_bytes)
     app.include_router(health)
     app.include_router(ask_router, dependencies=[Depends(require_api_key)])
     app.include_router(openai_router, dependencies=[Depends(require_api_key)])

@@ -1,6 +1,7 @@
 """One server: the HTTP API (ui.api) with the Gradio chat (ui.chat) mounted at `/`, sharing one bot."""
 
 import os
+import secrets
 import socket
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
@@ -20,10 +21,16 @@ def create_app(bot: EventBot | ServedBot) -> FastAPI:
     """The API routes first, then the chat at `/` (a mount at `/` catches only what no route matched)."""
     served = bot if isinstance(bot, ServedBot) else ServedBot(bot)
     app = build_api(served)
+    key = served.settings.api_key
     gr.mount_gradio_app(
         app,
         build_chat(served),
         path="/",
+        # With an API key the chat asks for it too (Gradio's login page: any user name, the key as password);
+        # every Gradio route that runs the chat or takes a file then needs that login.
+        auth=(lambda _user, password: secrets.compare_digest(password.encode(), key.encode())) if key else None,
+        auth_message="This server needs its API key (EVENTBOT_API_KEY): type it as the password, any user name.",
+        max_file_size=served.settings.max_body_bytes,
         theme=THEME,
         css=CSS,
         footer_links=["gradio", "settings"],

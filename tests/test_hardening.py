@@ -1,0 +1,86 @@
+"""Issue 11: no back door, bad inputs refused plainly. A real uvicorn on loopback, real HTTP clients, real index."""
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from gradio.routes import App as GradioApp
+from starlette.routing import Mount
+
+from tests.test_api import API_KEY, GOLD, running
+from ui.api import ServedBot
+from ui.chat import message_text
+from ui.server import create_app
+
+
+def chat_fn_index(app) -> int:
+    """The Gradio event that answers a question in the chat (what the browser's queue/join names)."""
+    [chat] = [r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp)]
+    return min(i for i, fn in chat.get_blocks().fns.items() if fn.name == "answer_last")
+
+
+@pytest.fixture(scope="module")
+def secured(bot, settings) -> Iterator[tuple[str, int]]:
+    app = create_app(ServedBot(bot, settings.model_copy(update={"api_key": API_KEY})))
+    with running(app) as url:
+        yield url, chat_fn_index(app)
+
+
+def join_body(fn_index: int, session: str) -> dict:
+    messages = [{"role": "user", "content": [{"type": "text", "text": GOLD}]}]
+    return {"data": [messages], "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
+
+
+def chat_answer(http: httpx.Client, fn_index: int, session: str) -> str:
+    """Ask through the chat's own Gradio routes, as the browser does; the final answer text."""
+    r = http.post("/gradio_api/queue/join", json=join_body(fn_index, session))
+    assert r.status_code == 200, r.text
+    with http.stream("GET", "/gradio_api/queue/data", params={"session_hash": session}) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data:"):
+                event = json.loads(line[5:])
+                if event.get("msg") == "process_completed":
+                    assert event.get("success"), event
+                    messages = event["output"]["data"][0]
+                    return message_text(next(m["content"] for m in messages if m["role"] == "assistant"))
+    raise AssertionError("the chat stream ended without an answer")
+
+
+def test_gradio_routes_need_the_key_when_one_is_set(secured):
+    """Issue 11.1: with EVENTBOT_API_KEY set, the chat's queue and upload routes refuse keyless callers."""
+    url, fn_index = secured
+    with httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post("/gradio_api/queue/join", json=join_body(fn_index, "keyless1"))
+        assert r.status_code == 401, r.text
+        assert "event_id" not in r.text
+        r = http.post("/gradio_api/upload", files={"files": ("note.txt", b"hello", "text/plain")})
+        assert r.status_code == 401, r.text
+        assert http.get("/config").status_code == 401
+        wrong = http.post("/login", data={"username": "me", "password": "wrong"})
+        assert wrong.status_code == 400
+        assert http.post("/gradio_api/queue/join", json=join_body(fn_index, "keyless2")).status_code == 401
+
+
+def test_the_key_opens_the_chat_and_uploads_are_capped(secured):
+    url, fn_index = secured
+    with httpx.Client(base_url=url, timeout=60) as http:
+        assert http.post("/login", data={"username": "anyone", "password": API_KEY}).status_code == 200
+        assert "Alysa Liu" in chat_answer(http, fn_index, "keyed1")
+        small = http.post("/gradio_api/upload", files={"files": ("note.txt", b"hello", "text/plain")})
+        assert small.status_code == 200, small.text
+        big = http.post("/gradio_api/upload", files={"files": ("big.txt", b"x" * 2_000_000, "text/plain")})
+        assert big.status_code == 413
+
+
+def test_chat_without_a_key_needs_no_login(base_url_and_fn):
+    url, fn_index = base_url_and_fn
+    with httpx.Client(base_url=url, timeout=60) as http:
+        assert "Alysa Liu" in chat_answer(http, fn_index, "open1")
+
+
+@pytest.fixture(scope="module")
+def base_url_and_fn(bot, settings) -> Iterator[tuple[str, int]]:
+    app = create_app(ServedBot(bot, settings.model_copy(update={"api_key": None})))
+    with running(app) as url:
+        yield url, chat_fn_index(app)
