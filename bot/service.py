@@ -40,12 +40,14 @@ def build_index(
 ) -> IndexReport:
     """Index files or folders (default: the bundled corpus). Files are read before the store is touched,
     so a bad path leaves the existing index as it was."""
-    docs = load_documents(paths or settings.corpus)
+    paths = paths or settings.corpus
+    docs = load_documents(paths)
     client = open_client(settings.index_dir, settings.chroma_url)
     if reset and collection_exists(client, settings.collection):
         client.delete_collection(settings.collection)
     store = open_store(client, settings.collection, shared_embedder())
-    return index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress)
+    folders = [p for p in paths if p.is_dir()]  # what is no longer under an indexed folder is removed
+    return index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
 
 
 def check_question(settings: Settings, question: str, history: list[Turn] | None = None) -> str:

@@ -69,17 +69,28 @@ class IndexReport:
 
 
 def index_documents(
-    store: Chroma, docs: list[Document], chunk_size: int, chunk_overlap: int, show_progress: bool = False
+    store: Chroma,
+    docs: list[Document],
+    chunk_size: int,
+    chunk_overlap: int,
+    show_progress: bool = False,
+    roots: list[Path] | None = None,
 ) -> IndexReport:
-    """Bring the store in line with `docs`: embed only new chunks, delete each document's vanished ones."""
+    """Bring the store in line with `docs`: embed only new chunks, delete each document's vanished ones, and
+    delete the chunks of documents under one of the folders `roots` that are no longer among `docs` (files
+    renamed, moved or deleted since the folder was last indexed)."""
     started = time.perf_counter()
     chunks = split_documents(docs, chunk_size, chunk_overlap)
     collection = store._collection
     wanted = {c.metadata["chunk_id"]: c for c in chunks}
+    paths = {d.metadata["path"] for d in docs}
     existing: set[str] = set()
-    for path in {d.metadata["path"] for d in docs}:
+    for path in paths:
         existing |= set(collection.get(where={"path": path}, include=[])["ids"])
-    stale = sorted(existing - wanted.keys())
+    gone = _chunks_of_vanished_files(collection, roots or [], paths)
+    if gone:
+        log.info("removing %d chunks of files no longer under %s", len(gone), ", ".join(map(str, roots or [])))
+    stale = sorted((existing - wanted.keys()) | gone)
     new = [c for cid, c in wanted.items() if cid not in existing]
 
     # Only documents with new chunks are parsed; their unchanged chunks get fresh offsets and sentences too
@@ -109,6 +120,19 @@ def index_documents(
     )
     log.info("indexed %s", report)
     return report
+
+
+def _chunks_of_vanished_files(collection, roots: list[Path], kept: set[str]) -> set[str]:
+    """Ids of stored chunks whose document lies under one of `roots` but is not one of the `kept` paths."""
+    if not roots:
+        return set()
+    got = collection.get(include=["metadatas"])
+    resolved = [root.resolve() for root in roots]
+    return {
+        cid
+        for cid, meta in zip(got["ids"], got["metadatas"], strict=True)
+        if meta["path"] not in kept and any(Path(meta["path"]).is_relative_to(root) for root in resolved)
+    }
 
 
 def all_chunks(store: Chroma) -> list[Document]:

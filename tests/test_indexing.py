@@ -84,3 +84,35 @@ def test_bad_path_exits_2_and_leaves_index_untouched(tmp_path):
     assert "missing.txt" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     after = index_json(index_dir, str(ARTICLE))
     assert after["added"] == 0 and after["unchanged"] == before["chunks"]
+
+
+def test_reindexing_a_folder_removes_files_no_longer_there(tmp_path):
+    """Issue 11.4: a renamed and a deleted file leave no orphan chunks, and the answer cites the new name."""
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "article.txt").write_text(ARTICLE.read_text(encoding="utf-8"), encoding="utf-8")
+    (corpus / "chess.md").write_text("# Chess final\n\nMagnus Carlsen won the chess final on Sunday in Oslo.\n")
+    (corpus / "sub" / "rowing.md").write_text("# Rowing\n\nThe Leander crew won the rowing regatta in Henley.\n")
+    other = tmp_path / "other.md"  # indexed on its own, outside the folder: must survive
+    other.write_text("# Darts\n\nLuke Littler won the darts final in London.\n")
+    index_dir = tmp_path / "index"
+    env = {"EVENTBOT_INDEX_DIR": str(index_dir)}
+    first = index_json(index_dir, str(corpus))
+    assert index_json(index_dir, str(other))["added"] == 1
+
+    (corpus / "chess.md").rename(corpus / "chess-final.md")
+    (corpus / "sub" / "rowing.md").unlink()
+    again = index_json(index_dir, str(corpus))
+    assert again["documents"] == 2 and again["removed"] == 2 and again["added"] == 1
+    assert again["unchanged"] == first["chunks"] - 2
+
+    from chromadb import PersistentClient
+
+    collection = PersistentClient(path=str(index_dir)).get_collection("eventbot")
+    sources = [m["source"] for m in collection.get(include=["metadatas"])["metadatas"]]
+    assert collection.count() == again["chunks"] + 1
+    assert sorted(set(sources)) == ["article.txt", "chess-final.md", "other.md"]
+
+    answer = json.loads(run_cli("ask", "--json", "Who is Magnus Carlsen?", env=env).stdout)
+    assert "Carlsen" in answer["answer"]
+    assert {c["source"] for c in answer["citations"]} == {"chess-final.md"}
