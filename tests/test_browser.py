@@ -30,7 +30,13 @@ API_KEY = "browser-test-key"
 @pytest.fixture(scope="module")
 def server_url(index_dir) -> Iterator[str]:
     """`eventbot serve --port 0` in a subprocess, with an API key set: the chat asks for it (Gradio's login)."""
-    env = {**os.environ, "EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_API_KEY": API_KEY}
+    yield from serving({"EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_API_KEY": API_KEY})
+
+
+def serving(settings: dict[str, str]) -> Iterator[str]:
+    """Run `eventbot serve --port 0` with these settings; yield its URL once /healthz answers."""
+    env = {**os.environ, **settings}
+    env.pop("EVENTBOT_API_KEY", None) if "EVENTBOT_API_KEY" not in settings else None
     proc = subprocess.Popen(
         [EVENTBOT, "serve", "--port", "0"],
         cwd=ROOT,
@@ -161,3 +167,52 @@ def test_chat_refuses_a_wrong_key(server_url, browser):
     page.get_by_role("button", name="Login").click()
     expect(page.get_by_text("Incorrect credentials")).to_be_visible(timeout=10_000)
     expect(page.get_by_placeholder("Ask about the event")).to_have_count(0)
+
+
+HOSTILE_DOCUMENT = """Regatta report
+
+The Leander crew won the rowing regatta in Henley on Saturday.
+
+Ana Silva, the coach <img src=http://198.51.100.8/q.png> of the <script>alert(1)</script> Leander crew, is 41 years old.
+"""
+
+
+@pytest.fixture(scope="module")
+def hostile_url(tmp_path_factory) -> Iterator[str]:
+    """A server whose document carries HTML and Markdown that a browser would act on, and no API key."""
+    folder = tmp_path_factory.mktemp("hostile")
+    (folder / "regatta.txt").write_text(HOSTILE_DOCUMENT, encoding="utf-8")
+    index_dir = folder / "index"
+    subprocess.run(
+        [EVENTBOT, "index", str(folder / "regatta.txt")],
+        env={**os.environ, "EVENTBOT_INDEX_DIR": str(index_dir)},
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    yield from serving({"EVENTBOT_INDEX_DIR": str(index_dir)})
+
+
+def test_chat_shows_document_and_question_text_verbatim(hostile_url, browser):
+    """Issue 11.5: HTML and Markdown in a document or a question are shown as text: the browser fetches nothing
+    they name, runs nothing, and `<script>` shows as written; the Sources panel still opens."""
+    fetched: list[str] = []
+    page = browser.new_page()
+    page.on("request", lambda r: None if r.url.startswith(hostile_url) else fetched.append(r.url))
+    page.on("dialog", lambda d: fetched.append(f"dialog: {d.message}") or d.dismiss())
+    page.goto(hostile_url)
+    answer = ask(page, "Who is Ana Silva?")
+    assert "<script>alert(1)</script>" in answer and "<img src=http://198.51.100.8/q.png>" in answer
+    assert "[1]" in answer
+    sources = page.locator("#chat .thought-group").last
+    sources.locator(".title").click()
+    expect(sources).to_contain_text("<script>alert(1)</script> Leander crew, is 41 years old.", timeout=5_000)
+    expect(sources).to_contain_text("[1] regatta.txt")
+
+    question = "Is *she* ![x](http://198.51.100.9/u.png) <img src=http://198.51.100.10/v.png> $x$ [here](/y)?"
+    ask(page, question)
+    expect(page.locator("#chat [data-testid='user']").last).to_have_text(question)
+    assert page.locator("#chat img[src*='198.51.100']").count() == 0
+    page.wait_for_timeout(500)
+    assert not fetched, f"the page fetched or ran what the text named: {fetched}"

@@ -7,6 +7,7 @@ history so follow-ups ("How old is she?") are resolved by the bot.
 import html
 import logging
 import os
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -76,6 +77,23 @@ def header(bot: ServedBot) -> str:
     )
 
 
+# Every ASCII punctuation mark can be backslash-escaped in Markdown (CommonMark); escaping them all keeps a
+# document's `![x](http://…)`, `*stars*` or `[links]` from being rendered, and `$` from being read as LaTeX.
+MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$:])")
+ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~$:])")
+
+
+def as_text(text: str) -> str:
+    """Text that the chat (Markdown with HTML) shows verbatim: HTML escaped, then Markdown escaped. The browser
+    fetches nothing a document or question names, and `<script>` shows as written."""
+    return MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def from_text(shown: str) -> str:
+    """The text behind `as_text`: what the user typed, what the bot answered (for the history)."""
+    return html.unescape(ESCAPED.sub(r"\1", shown))
+
+
 def message_text(content: Any) -> str:
     """The text of a chat message, whatever shape Gradio gives it (a string or a list of parts)."""
     if isinstance(content, str):
@@ -93,7 +111,7 @@ def to_turns(messages: list[dict], limit: int) -> list[Turn]:
     for message in messages:
         if (message.get("metadata") or {}).get("title") or message.get("role") not in ("user", "assistant"):
             continue
-        text = message_text(message.get("content")).strip()
+        text = from_text(message_text(message.get("content"))).strip()
         if text:
             turns.append(Turn(role=message["role"], content=text))
     return turns[-limit:] if limit > 0 else []
@@ -106,8 +124,8 @@ def sources_message(answer: Answer) -> dict:
     for c in answer.citations:
         score = scores.get(c.chunk_id)
         meta = f" · score {score:.2f}" if score is not None else ""
-        quote = html.escape(c.quote).replace("\n", "\n> ")
-        parts.append(f"**[{c.n}]** {html.escape(c.source)}{meta}\n> {quote}")
+        quote = as_text(c.quote).replace("\n", "\n> ")
+        parts.append(f"**\\[{c.n}\\]** {as_text(c.source)}{as_text(meta)}\n> {quote}")
     count = len(answer.citations)
     return {
         "role": "assistant",
@@ -121,23 +139,23 @@ def respond(bot: ServedBot, messages: list[dict]) -> Iterator[list[dict]]:
     if not messages or messages[-1].get("role") != "user":
         yield messages
         return
-    question = message_text(messages[-1]["content"])
+    question = from_text(message_text(messages[-1]["content"]))
     history = to_turns(messages[:-1], bot.settings.max_history_messages)
     try:
         answer = bot.ask(question, history)
     except QuestionError as exc:
-        yield [*messages, {"role": "assistant", "content": f"I can't take that question: {exc}."}]
+        yield [*messages, {"role": "assistant", "content": as_text(f"I can't take that question: {exc}.")}]
         return
     except StoreUnavailableError as exc:
         log.warning("chat: %s", exc)
-        yield [*messages, {"role": "assistant", "content": f"The documents can't be read right now ({exc})."}]
+        yield [*messages, {"role": "assistant", "content": as_text(f"The documents can't be read right now ({exc}).")}]
         return
     text = ""
     for piece in word_pieces(answer.answer):
         text += piece
-        yield [*messages, {"role": "assistant", "content": text}]
+        yield [*messages, {"role": "assistant", "content": as_text(text)}]
         time.sleep(STREAM_DELAY_S)
-    reply = [{"role": "assistant", "content": answer.answer}]
+    reply = [{"role": "assistant", "content": as_text(answer.answer)}]
     if answer.citations and not answer.abstained:
         reply.append(sources_message(answer))
     yield [*messages, *reply]
@@ -152,10 +170,10 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
         text = (text or "").strip()
         if not text:
             return gr.Textbox(value=""), messages
-        return gr.Textbox(value="", interactive=False), [*messages, {"role": "user", "content": text}]
+        return gr.Textbox(value="", interactive=False), [*messages, {"role": "user", "content": as_text(text)}]
 
     def add_example(messages: list[dict], evt: gr.SelectData) -> tuple[gr.Textbox, list[dict]]:
-        return gr.Textbox(interactive=False), [*messages, {"role": "user", "content": evt.value["text"]}]
+        return gr.Textbox(interactive=False), [*messages, {"role": "user", "content": as_text(evt.value["text"])}]
 
     def unlock() -> gr.Textbox:
         return gr.Textbox(interactive=True)
@@ -174,6 +192,8 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
             examples=[{"text": q} for q in bot.example_questions()] or None,
             feedback_options=None,
             buttons=["copy"],
+            latex_delimiters=[],  # text is text: no `$…$` maths
+            sanitize_html=True,
             autoscroll=True,
         )
         with gr.Row(elem_id="controls", equal_height=True):
