@@ -55,6 +55,7 @@ def check_question(settings: Settings, question: str, history: list[Turn] | None
     question = (question or "").strip()
     if not question:
         raise QuestionError("the question is empty")
+    check_unicode(question, "the question")
     if len(question) > settings.max_question_chars:
         raise QuestionError(
             f"the question is {len(question)} characters long; the limit is {settings.max_question_chars}"
@@ -65,7 +66,16 @@ def check_question(settings: Settings, question: str, history: list[Turn] | None
     for i, turn in enumerate(history or [], 1):
         if len(turn.content) > limit:
             raise QuestionError(f"history message {i} is {len(turn.content)} characters long; the limit is {limit}")
+        check_unicode(turn.content, f"history message {i}")
     return question
+
+
+def check_unicode(text: str, what: str) -> None:
+    """QuestionError when `text` holds a lone surrogate (JSON can carry "\\ud800"; no UTF-8 can)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise QuestionError(f"{what} is not valid Unicode (a lone surrogate at character {exc.start + 1})") from None
 
 
 class EventBot:

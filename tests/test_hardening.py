@@ -10,7 +10,7 @@ from starlette.routing import Mount
 
 from tests.test_api import API_KEY, GOLD, running
 from ui.api import ServedBot
-from ui.chat import message_text
+from ui.chat import from_text, message_text
 from ui.server import create_app
 
 
@@ -84,3 +84,40 @@ def base_url_and_fn(bot, settings) -> Iterator[tuple[str, int]]:
     app = create_app(ServedBot(bot, settings.model_copy(update={"api_key": None})))
     with running(app) as url:
         yield url, chat_fn_index(app)
+
+
+LONE_SURROGATE_BODIES = [
+    ("/api/ask", '{"question": "Who won\\ud800 the gold medal?"}'),
+    ("/api/ask", '{"question": "How old is she?", "history": [{"role": "user", "content": "Who won \\udfff?"}]}'),
+    ("/v1/chat/completions", '{"model": "eventbot", "messages": [{"role": "user", "content": "Who won\\ud800?"}]}'),
+    (
+        "/v1/chat/completions",
+        '{"model": "eventbot", "stream": true, "messages": [{"role": "user", "content": [{"type": "text", '
+        '"text": "\\ud800"}]}]}',
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "raw"), LONE_SURROGATE_BODIES)
+def test_lone_surrogate_is_422(base_url_and_fn, path, raw):
+    """Issue 11.6: invalid Unicode in a question or its history is the client's fault: 422 naming it."""
+    url, _ = base_url_and_fn
+    r = httpx.post(url + path, content=raw, headers={"Content-Type": "application/json"}, timeout=60)
+    assert r.status_code == 422, r.text
+    assert "unicode" in r.json()["detail"].lower()
+
+
+def test_lone_surrogate_in_the_chat_is_refused_plainly(base_url_and_fn):
+    url, fn_index = base_url_and_fn
+    raw = json.dumps(join_body(fn_index, "surrogate1")).replace(GOLD, "Who won\\ud800?")
+    with httpx.Client(base_url=url, timeout=60) as http:
+        r = http.post("/gradio_api/queue/join", content=raw, headers={"Content-Type": "application/json"})
+        assert r.status_code == 200, r.text
+        with http.stream("GET", "/gradio_api/queue/data", params={"session_hash": "surrogate1"}) as stream:
+            events = [json.loads(line[5:]) for line in stream.iter_lines() if line.startswith("data:")]
+    assert not [e for e in events if e["msg"] == "unexpected_error"], events
+    [last] = [e for e in events if e["msg"] == "process_completed"]
+    assert last["success"], last
+    user, reply = last["output"]["data"][0]
+    assert "\ufffd" in message_text(user["content"])
+    assert "not valid Unicode" in from_text(message_text(reply["content"]))

@@ -94,6 +94,14 @@ def from_text(shown: str) -> str:
     return html.unescape(ESCAPED.sub(r"\1", shown))
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str every surrogate is a lone one
+
+
+def displayable(text: str) -> str:
+    """`text` with each lone surrogate (invalid Unicode, which JSON can carry) shown as U+FFFD."""
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
 def message_text(content: Any) -> str:
     """The text of a chat message, whatever shape Gradio gives it (a string or a list of parts)."""
     if isinstance(content, str):
@@ -140,6 +148,13 @@ def respond(bot: ServedBot, messages: list[dict]) -> Iterator[list[dict]]:
         yield messages
         return
     question = from_text(message_text(messages[-1]["content"]))
+    # Invalid Unicode is refused by the bot, and shown as U+FFFD: Gradio could not even send it back as JSON
+    messages = [
+        {**m, "content": as_text(displayable(from_text(message_text(m.get("content")))))}
+        if LONE_SURROGATE.search(message_text(m.get("content")))
+        else m
+        for m in messages
+    ]
     history = to_turns(messages[:-1], bot.settings.max_history_messages)
     try:
         answer = bot.ask(question, history)
@@ -167,7 +182,7 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
     def add_question(text: str, messages: list[dict]) -> tuple[gr.Textbox, list[dict]]:
         """Show the question at once and lock the box until its answer is in (a second question meanwhile
         would be overwritten by the streaming answer)."""
-        text = (text or "").strip()
+        text = displayable(text or "").strip()
         if not text:
             return gr.Textbox(value=""), messages
         return gr.Textbox(value="", interactive=False), [*messages, {"role": "user", "content": as_text(text)}]
