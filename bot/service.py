@@ -41,7 +41,7 @@ def build_index(
     """Index files or folders (default: the bundled corpus). Files are read before the store is touched,
     so a bad path leaves the existing index as it was."""
     paths = paths or settings.corpus
-    docs = load_documents(paths)
+    docs = load_documents(paths, settings.max_file_bytes)
     client = open_client(settings.index_dir, settings.chroma_url)
     if reset and collection_exists(client, settings.collection):
         client.delete_collection(settings.collection)

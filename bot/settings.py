@@ -17,6 +17,7 @@ class Settings(BaseSettings):
     collection: str = "eventbot"
     corpus: list[Path] = [DEFAULT_CORPUS / "event-article.txt"]
 
+    max_file_bytes: int = Field(5_000_000, description="a larger file is refused by `eventbot index`")
     chunk_size: int = 400
     chunk_overlap: int = 80
     top_k: int = 6

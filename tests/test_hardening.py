@@ -121,3 +121,54 @@ def test_lone_surrogate_in_the_chat_is_refused_plainly(base_url_and_fn):
     user, reply = last["output"]["data"][0]
     assert "\ufffd" in message_text(user["content"])
     assert "not valid Unicode" in from_text(message_text(reply["content"]))
+
+
+def test_a_body_over_the_cap_is_413_before_parsing(base_url_and_fn):
+    """Issue 11.7: EVENTBOT_MAX_BODY_BYTES (1 MB) is enforced before the JSON is read, declared or chunked."""
+    url, _ = base_url_and_fn
+    padding = "x" * 1_100_000
+    body = json.dumps({"question": GOLD, "history": [{"role": "user", "content": padding}]})
+    r = httpx.post(f"{url}/api/ask", content=body, headers={"Content-Type": "application/json"}, timeout=60)
+    assert r.status_code == 413 and "EVENTBOT_MAX_BODY_BYTES" in r.json()["detail"]
+
+    def chunked():  # no Content-Length: counted as it arrives
+        yield body[:500_000].encode()
+        yield body[500_000:].encode()
+
+    r = httpx.post(f"{url}/v1/chat/completions", content=chunked(), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413
+    small = httpx.post(f"{url}/api/ask", json={"question": GOLD}, timeout=60)
+    assert small.status_code == 200  # the server is fine afterwards
+
+
+def test_v1_counts_every_earlier_message_toward_the_history_limits(base_url_and_fn):
+    """Issue 11.7: system messages are ignored for answering but not for the caps (count and length)."""
+    url, _ = base_url_and_fn
+    question = {"role": "user", "content": GOLD}
+    many = [{"role": "system", "content": "Be brief."}] * 41 + [question]
+    r = httpx.post(f"{url}/v1/chat/completions", json={"messages": many}, timeout=60)
+    assert r.status_code == 422 and "history" in r.json()["detail"]
+    long = [{"role": "system", "content": "Be brief. " * 1000}, question]
+    r = httpx.post(f"{url}/v1/chat/completions", json={"messages": long}, timeout=60)
+    assert r.status_code == 422 and "limit" in r.json()["detail"]
+    fine = [{"role": "system", "content": "Be brief."}, question]
+    assert httpx.post(f"{url}/v1/chat/completions", json={"messages": fine}, timeout=60).status_code == 200
+
+
+def test_unknown_fields_in_history_items_are_422(base_url_and_fn):
+    url, _ = base_url_and_fn
+    history = [{"role": "user", "content": "Who won silver?", "name": "x"}]
+    r = httpx.post(f"{url}/api/ask", json={"question": GOLD, "history": history}, timeout=60)
+    assert r.status_code == 422 and "extra" in json.dumps(r.json()["detail"]).lower()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [("GET", "/api/ask", "POST"), ("PUT", "/api/ask", "POST"), ("GET", "/v1/chat/completions", "POST"),
+     ("POST", "/v1/models", "GET"), ("DELETE", "/healthz", "GET")],
+)  # fmt: skip
+def test_wrong_method_is_405_with_allow(base_url_and_fn, method, path, allow):
+    url, _ = base_url_and_fn
+    r = httpx.request(method, url + path, timeout=60)
+    assert r.status_code == 405 and "detail" in r.json()
+    assert allow in r.headers["allow"]

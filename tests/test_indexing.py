@@ -116,3 +116,39 @@ def test_reindexing_a_folder_removes_files_no_longer_there(tmp_path):
     answer = json.loads(run_cli("ask", "--json", "Who is Magnus Carlsen?", env=env).stdout)
     assert "Carlsen" in answer["answer"]
     assert {c["source"] for c in answer["citations"]} == {"chess-final.md"}
+
+
+def test_html_inline_tags_stay_inside_their_sentence(tmp_path):
+    """Issue 11.7: "Ines <b>Moreau</b>" is one name in one sentence; a line break inside a paragraph is a space."""
+    page = tmp_path / "race.html"
+    page.write_text(
+        "<html><head><title>Lyon 10K</title></head><body><h1>Lyon 10K</h1>"
+        "<p>The race was won by Ines <b>Moreau</b> of <a href='/club'>AC Lyon</a>,\n"
+        "who ran <em>31 minutes</em>.</p><ul><li>Second: Léa Petit</li><li>Third: Zoé Martin</li></ul></body></html>"
+    )
+    [doc] = load_documents([page])
+    assert "The race was won by Ines Moreau of AC Lyon, who ran 31 minutes." in doc.page_content.split("\n\n")
+    assert "Second: Léa Petit" in doc.page_content.split("\n\n")  # block tags still end a line
+
+    index_dir = tmp_path / "index"
+    index_json(index_dir, str(page))
+    answer = json.loads(
+        run_cli("ask", "--json", "Who won the race?", env={"EVENTBOT_INDEX_DIR": str(index_dir)}).stdout
+    )
+    assert "Ines Moreau" in answer["answer"]
+
+
+def test_a_file_over_the_size_limit_is_refused_before_indexing(tmp_path):
+    """Issue 11.7: a huge file is refused with a one-line reason (exit 2) instead of indexing for an hour."""
+    index_dir = tmp_path / "index"
+    before = index_json(index_dir, str(ARTICLE))
+    big = tmp_path / "big.txt"
+    big.write_text("Kiprop won the race. " * 300_000)  # 6.3 MB, over the 5 MB default
+    env = {"EVENTBOT_INDEX_DIR": str(index_dir)}
+    proc = run_cli("index", str(big), env=env, check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "big.txt" in proc.stderr and "limit" in proc.stderr and "EVENTBOT_MAX_FILE_BYTES" in proc.stderr
+    lowered = run_cli("index", str(ARTICLE), env=env | {"EVENTBOT_MAX_FILE_BYTES": "1000"}, check=False)
+    assert lowered.returncode == 2 and "limit of 0.001 MB" in lowered.stderr
+    after = index_json(index_dir, str(ARTICLE))
+    assert after["added"] == 0 and after["unchanged"] == before["chunks"]

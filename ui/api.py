@@ -14,13 +14,14 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 # Swagger UI and ReDoc served from the package instead of a CDN, so /docs works offline
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.service import EventBot, QuestionError
+from bot.service import EventBot, QuestionError, check_question
 from bot.settings import Settings
 from bot.types import Answer, Citation, Turn
 from index.store import StoreUnavailableError
@@ -124,13 +125,10 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
 
 
-class BodyTooLarge(Exception):
-    pass
-
-
 class BodySizeLimit:
     """413 for a request body over `limit` bytes, on every route (API, chat, uploads), before anything parses it:
-    a declared Content-Length is refused at once, a chunked body as soon as it passes the limit."""
+    a declared Content-Length is refused at once, a chunked body as soon as it passes the limit (the app then
+    sees a disconnected client, and whatever it answers is dropped)."""
 
     def __init__(self, app: ASGIApp, limit: int):
         self.app, self.limit = app, limit
@@ -143,27 +141,34 @@ class BodySizeLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await self._refuse(scope, receive, send)
             return
-        seen, started = 0, False
+        seen, started, refused = 0, False, False
 
         async def counted_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise BodyTooLarge
+                    refused = True
+                    if not started:
+                        await self._refuse(scope, receive, send)
+                    return {"type": "http.disconnect"}
             return message
 
         async def tracked_send(message: Message) -> None:
             nonlocal started
+            if refused:
+                return
             started = started or message["type"] == "http.response.start"
             await send(message)
 
         try:
             await self.app(scope, counted_receive, tracked_send)
-        except BodyTooLarge:
-            if not started:
-                await self._refuse(scope, receive, send)
+        except Exception:
+            if not refused:
+                raise
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         detail = f"the request body is larger than the limit of {self.limit} bytes (EVENTBOT_MAX_BODY_BYTES)"
@@ -193,6 +198,12 @@ def healthz(bot: Annotated[ServedBot, Depends(get_bot)]) -> Health:
 ask_router = APIRouter(prefix="/api", tags=["ask"], responses=ERROR_RESPONSES)
 
 
+class HistoryTurn(Turn):
+    """A turn of `history`: like the top level, an unknown field is an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class AskRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -210,7 +221,7 @@ class AskRequest(BaseModel):
         },
     )
     question: str = Field(description="The question, up to `EVENTBOT_MAX_QUESTION_CHARS` characters")
-    history: list[Turn] = Field(
+    history: list[HistoryTurn] = Field(
         default_factory=list,
         description="Earlier turns, oldest first; follow-ups like “How old is she?” are resolved against them",
     )
@@ -340,10 +351,13 @@ class ModelList(BaseModel):
     data: list[Model]
 
 
-def split_chat(messages: list[ChatMessage]) -> tuple[str, list[Turn]]:
+def split_chat(messages: list[ChatMessage], settings: Settings) -> tuple[str, list[Turn]]:
     """The last user message is the question; earlier user and assistant messages are its history."""
     if messages[-1].role != "user":
         raise QuestionError("the last message must come from the user: it is the question")
+    # Every earlier message counts toward the history limits, also those (system, tool…) the bot then ignores
+    earlier = [Turn(role="user", content=m.text()) for m in messages[:-1]]
+    check_question(settings, messages[-1].text(), earlier)
     history = [Turn(role=m.role, content=m.text()) for m in messages[:-1] if m.role in ("user", "assistant")]
     return messages[-1].text(), history
 
@@ -408,7 +422,7 @@ def chat_completions(
     The answer carries `[n]` markers; the response adds a top-level `citations` list (in a streamed answer,
     on the last chunk). System messages are ignored: the bot answers only from its documents.
     """
-    question, history = split_chat(body.messages)
+    question, history = split_chat(body.messages, bot.settings)
     answer = bot.ask(question, history)  # computed whole before anything is sent, so errors stay 4xx JSON
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
@@ -457,4 +471,24 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
     app.include_router(health)
     app.include_router(ask_router, dependencies=[Depends(require_api_key)])
     app.include_router(openai_router, dependencies=[Depends(require_api_key)])
+    add_method_not_allowed(app, [health, ask_router, openai_router])
     return app
+
+
+def add_method_not_allowed(app: FastAPI, routers: list[APIRouter]) -> None:
+    """405 with `Allow` for a known API path asked with another method (else the chat mounted at `/`, which
+    catches whatever no route matched, would answer 404)."""
+    allowed: dict[str, set[str]] = {}
+    for route in (route for router in routers for route in router.routes):
+        if isinstance(route, APIRoute):
+            allowed.setdefault(route.path, set()).update(route.methods)
+    for path, methods in allowed.items():
+        others = sorted({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} - methods)
+        app.add_api_route(path, _refuse_method(", ".join(sorted(methods))), methods=others, include_in_schema=False)
+
+
+def _refuse_method(allow: str) -> Callable[[], None]:
+    def method_not_allowed() -> None:
+        raise StarletteHTTPException(405, f"method not allowed here; use {allow}", headers={"Allow": allow})
+
+    return method_not_allowed
