@@ -23,7 +23,7 @@ from bot.answer.language import (
     term,
     words,
 )
-from bot.answer.linking import fold
+from bot.answer.linking import PERSON_NOUNS, fold
 from bot.answer.paraphrase import rewordings, speaks_otherwise
 from bot.answer.parse_checks import (
     asked_role,
@@ -146,6 +146,12 @@ class ExtractiveAnswerer:
             return f"{person} won the {medal.group(1).lower()} medal"
         return _capitalize(phrase)
 
+    def _subject_there(self, q: Question, s: Sentence) -> bool:
+        """The thing the question measures is in the sentence: "How long did the rain delay last?" is not
+        answered by "The match lasted two hours and 41 minutes" (no delay there)."""
+        said = {term(w) for w, _ in words(s.text)}
+        return all(t in said for t in q.subject_nouns)
+
     def _names_in(self, text: str) -> set[str]:
         return {fold(w) for p in self.corpus.lexicon.people_in(text) for w in p.text.split()}
 
@@ -170,7 +176,19 @@ class ExtractiveAnswerer:
     def _answer(self, question: str, passages: list[Passage], asked: Question | None = None) -> Draft:
         q = analyse(question, self.corpus.proper_nouns)
         q.names = [self.corpus.full_name(name) for name in q.names]
-        q.asked_role = asked_role(nlp()(question))
+        parsed = nlp()(question)
+        q.asked_role = asked_role(parsed)
+        # the subject of what the question asks about ("the rain delay" lasted), not of "to be" ("what was the
+        # winning time") nor the thing counted ("how many people")
+        q.subject_nouns = [
+            term(t.text)
+            for t in parsed
+            if (t.dep_ in {"nsubj", "nsubjpass"} or (t.dep_ == "ROOT" and t.pos_ == "NOUN"))  # a misparsed verb
+            and t.pos_ == "NOUN"
+            and t.head.lemma_ != "be"
+            and t.lemma_.lower() not in PERSON_NOUNS  # "the runner in fourth": who gets it, not what is measured
+            and (t.dep_ == "ROOT" or not any(c.lower_ in {"many", "much", "what", "which", "how"} for c in t.subtree))
+        ]
         if asked:  # reworded: still the kind of answer first asked for
             q.answer_type = asked.answer_type
             if asked.answer_type not in PHRASE_TYPES:  # a reason need not name the medal its rewording brought in
@@ -343,6 +361,8 @@ class ExtractiveAnswerer:
         expected type is there."""
         # who is being talked about: the names of the last few sentences, the speaker of a quotation, and the
         # event itself ("the Olympics", "the marathon"), which a whole document is about
+        if q.answer_type is AnswerType.NUMBER and q.unit and not self._subject_there(q, s):
+            return False  # a measure of something else
         if FUTURE.search(q.text) and not FUTURE_TOLD.search(s.text):
             return False  # "Where will next year's championship be held?" is not answered by where this one was
         speaker = self.corpus.speaker(s) | self.corpus.referent(s)  # who says it, or whom "The 26-year-old" means

@@ -100,6 +100,8 @@ def role(parsed: ParsedSentence, start: int, end: int) -> str:
         return "person's" if parsed.tokens[t.head].ent == "PERSON" else "modifier"
     if t.dep == "pobj":
         preposition = parsed.tokens[t.head]
+        if preposition.lemma == "of" and parsed.tokens[preposition.head].ent == "PERSON":
+            return "person's"  # "Zoë van den Heuvel of the Netherlands"
         return "agent" if preposition.dep == "agent" or preposition.lemma == "by" else "oblique"
     return "other"
 
@@ -190,7 +192,7 @@ def role_agrees(asked: AnswerType, wanted: str | None, found: str) -> bool:
     person ("Belgium's Anaïs" says where she is from, not where it happened)."""
     if asked is AnswerType.PERSON:
         return not (wanted and found == "oblique")
-    return found != "person's"
+    return asked is not AnswerType.PLACE or found != "person's"  # "Arbeláez of Cordillera-Ruta" is his team
 
 
 def _phrase_head(tokens: list[Token], found: list[int]) -> int:

@@ -136,6 +136,7 @@ class Question:
     someone_else: bool = False  # "the man who helped Haldane": asks about someone described, not the one named
     addressee: bool = False  # "What did she say to him?": words said to someone in particular
     injection: bool = False
+    subject_nouns: list[str] = field(default_factory=list)  # "delay" in "How long did the rain delay last?" (parse)
     asked_role: str | None = None  # "agent" for "Who consoled her?", "patient" for "Who did she console?" (parse)
 
 
