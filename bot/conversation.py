@@ -14,7 +14,7 @@ import re
 
 from bot.answer.question import CLOSED_CLASS
 from bot.types import Turn
-from index.text import nlp
+from index.text import parse
 
 PERSON_PRONOUNS = {"she", "he", "her", "him", "his", "hers"}
 THING_PRONOUNS = {"that", "it", "this"}
@@ -41,7 +41,7 @@ def condense_question(question: str, history: list[Turn], people) -> str:
         return question
     previous, answer = _previous(history, people)
     person = _last_person(history, people)
-    doc = nlp()(question)
+    doc = parse(question)
     names_in_question = people(question)
 
     if BARE_WHY.match(question):
@@ -52,12 +52,12 @@ def condense_question(question: str, history: list[Turn], people) -> str:
         # a fragment: "And Glenn?", "and the free skate?", "what about gold?" → the previous question, changed
         fragment = rest.strip(" ?.!")
         if person and not people(fragment):  # "what about her age?" → "Teixeira's age"
-            fragment = _replace_pronoun(nlp()(fragment), person)
+            fragment = _replace_pronoun(parse(fragment), person)
         return _swap_into(previous, fragment, people) or _capitalize(f"What about {fragment}?")
     resolved = rest
     if person and person not in names_in_question:
-        resolved = _replace_pronoun(nlp()(resolved), person)
-    resolved = _replace_thing(nlp()(resolved), previous, people)
+        resolved = _replace_pronoun(parse(resolved), person)
+    resolved = _replace_thing(parse(resolved), previous, people)
     if lead and not names_in_question and resolved == rest:
         names = people(previous)
         if names:  # "And who stepped in later?" after a question about Sakamoto
@@ -114,11 +114,11 @@ def _topic(question: str, people) -> str:
     short program" → "short program")."""
     chunks = [
         c
-        for c in nlp()(question).noun_chunks
+        for c in parse(question).noun_chunks
         if c.root.pos_ in {"NOUN", "PROPN"} and c.root.lower_ not in QUESTION_WORDS and not people(c.text)
     ] or [
         c[i + 1 :]
-        for c in nlp()(question).noun_chunks
+        for c in parse(question).noun_chunks
         for i, t in enumerate(c)
         if (t.dep_ == "poss" or t.tag_ == "POS") and i + 1 < len(c) and c.root.pos_ == "NOUN"
     ]
@@ -148,7 +148,7 @@ def _swap_into(question: str, fragment: str, people) -> str | None:
 
 def _why(previous: str, answer: str) -> str | None:
     """ "why?" after "Who got silver?" answered "Sakamoto [1]." → "Why did Sakamoto get silver?"."""
-    doc = nlp()(previous.rstrip(" ?"))
+    doc = parse(previous.rstrip(" ?"))
     phrase = re.sub(r"\s*\[\d+\]", "", answer).strip(" .")
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:

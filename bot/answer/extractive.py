@@ -36,7 +36,7 @@ from bot.answer.parse_checks import (
 )
 from bot.answer.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
 from bot.types import Draft, Passage, Sentence, Span
-from index.text import nlp
+from index.text import parse
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ class ExtractiveAnswerer:
     def _answer(self, question: str, passages: list[Passage], asked: Question | None = None) -> Draft:
         q = analyse(question, self.corpus.proper_nouns)
         q.names = [self.corpus.full_name(name) for name in q.names]
-        parsed = nlp()(question)
+        parsed = parse(question)
         q.asked_role = asked_role(parsed)
         # the subject of what the question asks about ("the rain delay" lasted), not of "to be" ("what was the
         # winning time") nor the thing counted ("how many people")

@@ -15,7 +15,7 @@ from bot.answer.corpus import Corpus
 from bot.answer.language import MEDALS, ORDINAL_NUMBERS
 from bot.answer.linking import PERSON_NOUNS, fold
 from bot.types import Draft, Sentence
-from index.text import nlp
+from index.text import parse
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def describe(question: str, corpus: Corpus) -> Draft | None:
 
 def yes_no(question: str, ask: Callable[[str], Draft], corpus_names: Callable[[str], set[str]]) -> Draft | None:
     """ "Did Sakamoto win gold?" → ask "What medal did Sakamoto win?"; silver → "No — Silver [1]."."""
-    doc = nlp()(question)
+    doc = parse(question)
     if not doc or doc[0].pos_ != "AUX" or doc[0].lower_ not in {"did", "does", "do", "was", "is", "were", "has", "had"}:
         return None
     slot = next((t for t in doc if t.lower_ in MEDALS), None)

@@ -17,7 +17,7 @@ from rapidfuzz.distance import OSA
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from bot.types import Span
-from index.text import ParsedSentence, nlp
+from index.text import ParsedSentence, parse
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class Lexicon:
         """The question with its names and words spelled as the documents spell them, and "the arbiter" named
         when the documents give that role to one person."""
         text = self._name_roles(expand_contractions(question.strip()))
-        tokens = list(nlp()(text))
+        tokens = list(parse(text))
         out, i = [], 0
         while i < len(tokens):
             replaced = self._name_at(tokens, i)

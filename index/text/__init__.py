@@ -4,7 +4,7 @@ Everything that needs sentences, lemmas, entities or a parse reads them from her
 cannot disagree about where a sentence ends or what a name is."""
 
 from index.text.parse import ParsedSentence, Token, parse_document, sentences_from_json, sentences_to_json
-from index.text.pipeline import PARSE_VERSION, PIPELINE, nlp
+from index.text.pipeline import PARSE_VERSION, PIPELINE, nlp, parse
 
 __all__ = [
     "PARSE_VERSION",
@@ -12,6 +12,7 @@ __all__ = [
     "ParsedSentence",
     "Token",
     "nlp",
+    "parse",
     "parse_document",
     "sentences_from_json",
     "sentences_to_json",

