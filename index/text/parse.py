@@ -66,9 +66,7 @@ def parse_document(text: str) -> list[ParsedSentence]:
                 for n, t in enumerate(words)
             ]
             entities = [
-                Entity(offset + e.start_char, offset + e.end_char, e.label_)
-                for e in sent.ents
-                if e.text.strip()
+                Entity(offset + e.start_char, offset + e.end_char, e.label_) for e in sent.ents if e.text.strip()
             ]
             out.append(ParsedSentence(tokens[0].start, tokens[-1].end, tokens, entities))
     return out
@@ -93,8 +91,6 @@ def sentences_to_json(sentences: list[ParsedSentence]) -> str:
 
 def sentences_from_json(text: str) -> list[ParsedSentence]:
     return [
-        ParsedSentence(
-            s["s"], s["e"], [Token(*t) for t in s["t"]], [Entity(*e) for e in s["n"]]
-        )
+        ParsedSentence(s["s"], s["e"], [Token(*t) for t in s["t"]], [Entity(*e) for e in s["n"]])
         for s in json.loads(text)
     ]
