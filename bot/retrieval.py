@@ -7,9 +7,9 @@ import bm25s
 import numpy as np
 import Stemmer
 from langchain_chroma import Chroma
-from langchain_core.embeddings import Embeddings
 
 from bot.types import Passage
+from bot.vectors import CachedEmbeddings
 from index.store import StoreUnavailableError, all_chunks
 
 log = logging.getLogger(__name__)
@@ -21,8 +21,8 @@ RRF_K = 60  # the usual reciprocal-rank-fusion constant: rank matters, raw score
 class Retriever:
     """Top-k passages for a question. Built once per process; `refresh()` after the store changes."""
 
-    def __init__(self, store: Chroma, embedder: Embeddings, k: int = 4, mode: str = "hybrid"):
-        self.store, self.embedder, self.k, self.mode = store, embedder, k, mode
+    def __init__(self, store: Chroma, vectors: CachedEmbeddings, k: int = 4, mode: str = "hybrid"):
+        self.store, self.vectors, self.k, self.mode = store, vectors, k, mode
         self.stemmer = Stemmer.Stemmer("english")
         self.refresh()
 
@@ -46,17 +46,18 @@ class Retriever:
             raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
 
     def _retrieve(self, question: str) -> list[Passage]:
-        query_vec = np.asarray(self.embedder.embed_query(question))
+        query_vec = self.vectors.vector(question)  # the answerer finds it in the same cache
         pool = min(len(self.chunks), max(3 * self.k, 10))
         dense = self.store.similarity_search_by_vector_with_relevance_scores(query_vec.tolist(), k=pool)
-        dense_ids = [doc.metadata["chunk_id"] for doc, _ in dense]
+        # chunks indexed after this retriever was built are left to the fresh bot the server then swaps in
+        dense_ids = [doc.metadata["chunk_id"] for doc, _ in dense if doc.metadata["chunk_id"] in self.by_id]
         ranked = dense_ids
         if self.bm25 is not None:
             ranked = _rrf([dense_ids, self._bm25_ids(question, pool)])
         top = ranked[: self.k]
         got = self.store._collection.get(ids=top, include=["embeddings"])
         cosine = dict(zip(got["ids"], np.asarray(got["embeddings"]) @ query_vec, strict=True))
-        return [self._passage(cid, float(cosine[cid])) for cid in top]
+        return [self._passage(cid, float(cosine[cid])) for cid in top if cid in cosine]  # unless deleted meanwhile
 
     def _bm25_ids(self, question: str, pool: int) -> list[str]:
         tokens = bm25s.tokenize([question], stopwords="en", stemmer=self.stemmer, show_progress=False)

@@ -15,9 +15,18 @@ from bot.retrieval import Retriever
 from bot.settings import Settings
 from bot.suggestions import example_questions
 from bot.types import Answer, Turn
+from bot.vectors import CachedEmbeddings
 from index.embeddings import load_embedder
 from index.loaders import load_documents
-from index.store import IndexReport, StoreUnavailableError, collection_exists, index_documents, open_client, open_store
+from index.store import (
+    IndexReport,
+    StoreUnavailableError,
+    collection_exists,
+    collection_stats,
+    index_documents,
+    open_client,
+    open_store,
+)
 
 log = logging.getLogger(__name__)
 
@@ -101,12 +110,13 @@ class EventBot:
             from bot.answer.generative import load_generator
 
             generate = load_generator(settings)
-        embedder = shared_embedder()
-        self.store = open_store(client, settings.collection, embedder)
-        self.retriever = Retriever(self.store, embedder, k=settings.top_k, mode=settings.retriever)
+        self.client = client
+        self.store = open_store(client, settings.collection, shared_embedder())
+        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries)
+        self.retriever = Retriever(self.store, vectors, k=settings.top_k, mode=settings.retriever)
         if not self.retriever.chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
-        self.answerer = ExtractiveAnswerer(embedder, self.retriever.chunks)
+        self.answerer = ExtractiveAnswerer(vectors, self.retriever.chunks)
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
@@ -137,12 +147,12 @@ class EventBot:
         return sorted(found.items())
 
     def stats(self) -> dict:
-        """Documents and chunks in the store; raises StoreUnavailableError when it cannot be read."""
+        """Documents, chunks and the index's generation, in O(1) (counts kept by indexing, never a read of every
+        chunk); raises StoreUnavailableError when the store cannot be read."""
         try:
-            metas = self.store._collection.get(include=["metadatas"])["metadatas"]
+            return collection_stats(self.client, self.settings.collection)
         except Exception as exc:
             raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
-        return {"documents": len({m["path"] for m in metas}), "chunks": len(metas)}
 
     def _condense(self, state: dict) -> str:
         return condense_question(

@@ -22,6 +22,9 @@ class Settings(BaseSettings):
     chunk_overlap: int = 80
     top_k: int = 6
     retriever: Literal["dense", "hybrid"] = "hybrid"
+    vector_cache_entries: int = Field(
+        20_000, description="vectors (question, sentence, word) kept in memory at ask time; 1.5 KB each"
+    )
 
     llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"
     llm_model: str | None = None

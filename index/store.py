@@ -2,6 +2,7 @@
 
 import logging
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -110,6 +111,8 @@ def index_documents(
             batch = new[i : i + EMBED_BATCH]
             store.add_documents(batch, ids=[c.metadata["chunk_id"] for c in batch])
             bar.update(len(batch))
+    if new or stale or moved:
+        record_counts(collection)
     report = IndexReport(
         documents=len(docs),
         chunks=len(chunks),
@@ -132,6 +135,32 @@ def _chunks_of_vanished_files(collection, roots: list[Path], kept: set[str]) -> 
         cid
         for cid, meta in zip(got["ids"], got["metadatas"], strict=True)
         if meta["path"] not in kept and any(Path(meta["path"]).is_relative_to(root) for root in resolved)
+    }
+
+
+def record_counts(collection) -> None:
+    """Keep in the collection's metadata how many documents it holds and a new generation (something changed),
+    so that health checks and served bots read them in O(1) instead of reading every chunk. Counted once per
+    indexing run that changed something (indexing reads the whole store anyway)."""
+    paths = {meta["path"] for meta in collection.get(include=["metadatas"])["metadatas"]}
+    collection.modify(metadata={"documents": len(paths), "generation": uuid.uuid4().hex})
+
+
+def collection_stats(client: chromadb.ClientAPI, name: str) -> dict:
+    """{"documents", "chunks", "generation"} in O(1): chunks by the store's count, the rest as indexing recorded
+    them (an index from before counts were recorded is counted once, the slow way). `generation` changes when
+    the collection's content does, or when it is a new collection (a reset). Read fresh each call: another
+    process may have indexed meanwhile."""
+    collection = client.get_collection(name)
+    chunks = collection.count()
+    meta = collection.metadata or {}
+    if "documents" not in meta and chunks:
+        record_counts(collection)
+        meta = client.get_collection(name).metadata or {}
+    return {
+        "documents": int(meta.get("documents", 0)),
+        "chunks": chunks,
+        "generation": f"{collection.id}:{meta.get('generation', '')}",
     }
 
 

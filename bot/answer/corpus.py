@@ -4,6 +4,7 @@ document."""
 
 import math
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import replace
 
@@ -67,11 +68,10 @@ class Corpus:
             ]
             for path, text in self.texts.items()
         }
+        self._starts = {path: [s.span.start for s in sents] for path, sents in self.sentences.items()}
         for c in chunks:  # cite each sentence by the first chunk that holds it whole
-            start = int(c.metadata["start"])
-            for s in self.sentences[c.metadata["path"]]:
-                if not s.chunk_id and start <= s.span.start and s.span.end <= start + len(c.page_content):
-                    s.chunk_id = c.metadata["chunk_id"]
+            for s in self._within(c.metadata["path"], int(c.metadata["start"]), len(c.page_content)):
+                s.chunk_id = s.chunk_id or c.metadata["chunk_id"]
         self.documents = len(self.texts)
         self.labels = EntityLabels([(self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents])
         self.lexicon = Lexicon((self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents)
@@ -80,6 +80,7 @@ class Corpus:
         self._find_nationals()
         # who is quoted in each sentence, worked out once: answering asks it of many sentences per question
         self._speakers = {(s.path, s.index): self._find_speaker(s) for sents in self.sentences.values() for s in sents}
+        self._speaker_terms = set().union(*self._speakers.values())  # "is X ever quoted?" in O(1)
 
     def _count_terms(self) -> None:
         df: Counter[str] = Counter()
@@ -157,7 +158,7 @@ class Corpus:
     def _quoted(self, name: str) -> set[str]:
         """The terms of `name` if the documents quote that person, else nothing."""
         terms = {term(w) for w, _ in words(name)}
-        return terms if any(terms & s for s in self._speakers.values()) else set()
+        return terms if terms & self._speaker_terms else set()
 
     def mentions(self, text: str) -> list[Mention]:
         """The people a sentence refers to: by name, as "the Briton", or as "the 24-year-old" (unresolved)."""
@@ -172,13 +173,37 @@ class Corpus:
     def idf(self, t: str) -> float:
         return math.log(1 + self.n / (1 + self.df.get(t, 0)))
 
+    def _within(self, path: str, start: int, length: int) -> list[Sentence]:
+        """The sentences of a document lying wholly in start..start+length (found by bisection: documents can be
+        long, and this runs for every chunk at start-up and every passage of every question)."""
+        sents, starts = self.sentences.get(path, []), self._starts.get(path, [])
+        found = sents[bisect_left(starts, start) : bisect_right(starts, start + length)]
+        return [s for s in found if s.span.end <= start + length]
+
     def sentences_in(self, passage: Passage) -> list[Sentence]:
-        end = passage.start + len(passage.text)
-        return [
-            replace(s, chunk_id=passage.chunk_id)
-            for s in self.sentences.get(passage.path, [])
-            if s.span.start >= passage.start and s.span.end <= end
-        ]
+        return [replace(s, chunk_id=passage.chunk_id) for s in self._within(passage.path, passage.start, len(passage.text))]
+
+    def read(self, passages: list[Passage], budget: int) -> list[Sentence]:
+        """What the answerer may read for one question: the passages' sentences, then their neighbours, nearest
+        first and best-ranked passage first, up to `budget` sentences in all. Bounded by the budget, not by the
+        length of the documents the passages come from (a 350 KB document has about 2,000 sentences)."""
+        chosen: dict[tuple[str, int], Sentence] = {}
+        spans = []  # the first and last sentence index of each passage in its document, in rank order
+        for p in passages:
+            own = self.sentences_in(p)
+            for s in own:
+                chosen.setdefault((s.path, s.index), s)
+            if own:
+                spans.append((p.path, own[0].index, own[-1].index))
+        longest = max((len(self.sentences[path]) for path, _, _ in spans), default=0)
+        for distance in range(1, longest):
+            for path, first, last in spans:
+                for i in (first - distance, last + distance):
+                    if len(chosen) >= budget:
+                        return list(chosen.values())
+                    if 0 <= i < len(self.sentences[path]) and (path, i) not in chosen:
+                        chosen[(path, i)] = replace(self.sentences[path][i])
+        return list(chosen.values())
 
     def window(self, s: Sentence) -> str:
         """The sentence and the one before it, which often holds the subject of "she", "he", "it"."""

@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import numpy as np
 from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
 
 from bot.answer.candidates import CANDIDATE_FINDERS, NUMBER, PHRASE_TYPES, country_of, person_names
 from bot.answer.clauses import Mention, clauses, owner
@@ -36,6 +35,7 @@ from bot.answer.parse_checks import (
 )
 from bot.answer.question import EARLIER_WORDS, GENDERS, ORDER_WORDS, UNITS, AnswerType, Question, analyse
 from bot.types import Draft, Passage, Sentence, Span
+from bot.vectors import CachedEmbeddings
 from index.text import parse
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,9 @@ MIN_COVERAGE = 0.5  # below this share of key terms the sentence must be very cl
 MIN_COVERAGE_TYPED = 0.34  # ...lower when a phrase of the asked-for type is there and the names match
 MIN_COVERAGE_QUOTE = 0.15  # ...and for a quotation by the person asked about (what it is about is paraphrased)
 MIN_DENSE_ALONE = 0.62  # ...at least this cosine; measured on the eval sets, see README "Answer quality"
+# Sentences one question may read when its passages do not answer it: theirs and their neighbours'. A constant,
+# so no question costs the whole of a long document (the article has about 60 sentences).
+READ_BUDGET = 80
 SECOND_SENTENCE_RATIO = 0.9
 NEXT_SENTENCE_RATIO = 0.8
 CAUSE_BONUS = 0.15
@@ -87,16 +90,15 @@ UNREALIZED = re.compile(
 class ExtractiveAnswerer:
     """Sentence selection by meaning + key-term coverage, typed phrase extraction, principled abstention."""
 
-    def __init__(self, embedder: Embeddings, chunks: list[Document]):
-        self.embedder = embedder
+    def __init__(self, vectors: CachedEmbeddings, chunks: list[Document]):
+        self.vectors = vectors  # shared with retrieval: the question it embedded is found here, not embedded again
         self.corpus = Corpus(chunks)
-        self._vectors: dict[str, np.ndarray] = {}
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
         question = self.corpus.named_by_nationality(question)
         named = described_person(question, lambda q: self._read(q, passages), self.corpus.lexicon.people_in)
         question = named or question
-        kind_answer = describe(question, self.corpus) or yes_no(
+        kind_answer = describe(question, self.corpus, lambda: self.corpus.read(passages, READ_BUDGET)) or yes_no(
             question, lambda q: self._read(q, passages), self._names_in
         )
         draft = kind_answer or self._read(question, passages)
@@ -111,13 +113,13 @@ class ExtractiveAnswerer:
         asked = self._names_in(question)
         sentences = [
             s
-            for s in self._sentences(passages, whole_documents=True)
+            for s in self.corpus.read(passages, READ_BUDGET)
             if CAUSAL.search(s.text) and (not asked or asked & self._names_in(self.corpus.window(s)))
         ]
         if not sentences:
             return None
-        qvec = np.asarray(self.embedder.embed_query(question))
-        vectors = self._embed([s.text for s in sentences])
+        qvec = self.vectors.vector(question)
+        vectors = self.vectors.vectors([s.text for s in sentences])
         dense, best = max(((float(v @ qvec), s) for s, v in zip(sentences, vectors, strict=True)), key=lambda p: p[0])
         if dense < MIN_DENSE_CAUSE:
             log.info("abstain: no sentence giving a cause is close enough (%.2f)", dense)
@@ -207,9 +209,9 @@ class ExtractiveAnswerer:
             return self._abstain(f"it never mentions {missing}")
 
         supported = [s for s in self._score(question, q, self._sentences(passages)) if self._supports(q, s)]
-        if not supported:  # the passages missed it: read the rest of the documents they came from
-            whole = self._sentences(passages, whole_documents=True)
-            supported = [s for s in self._score(question, q, whole) if self._supports(q, s)]
+        if not supported:  # the passages missed it: read around them, within the budget
+            around = self.corpus.read(passages, READ_BUDGET)
+            supported = [s for s in self._score(question, q, around) if self._supports(q, s)]
         if not supported:
             log.info("abstain: no sentence passes the checks for a %s question", q.answer_type.value)
             return self._abstain()
@@ -260,14 +262,11 @@ class ExtractiveAnswerer:
 
     # -- scoring ---------------------------------------------------------------------------------------------
 
-    def _sentences(self, passages: list[Passage], whole_documents: bool = False) -> list[Sentence]:
+    def _sentences(self, passages: list[Passage]) -> list[Sentence]:
         seen: set[tuple[str, int]] = set()
         sentences = []
         for p in passages:
-            found = self.corpus.sentences_in(p)
-            if whole_documents:
-                found += [replace(s) for s in self.corpus.sentences[p.path]]
-            for s in found:
+            for s in self.corpus.sentences_in(p):
                 if (s.path, s.index) not in seen:  # overlapping chunks repeat sentences
                     seen.add((s.path, s.index))
                     sentences.append(s)
@@ -277,8 +276,8 @@ class ExtractiveAnswerer:
         if not sentences:
             return []
         # a quote question is matched on what the quote is about, not on "X said"
-        qvec = np.asarray(self.embedder.embed_query(q.topic if q.answer_type is AnswerType.QUOTE else question))
-        for s, vec in zip(sentences, self._embed([s.text for s in sentences]), strict=True):
+        qvec = self.vectors.vector(q.topic if q.answer_type is AnswerType.QUOTE else question)
+        for s, vec in zip(sentences, self.vectors.vectors([s.text for s in sentences]), strict=True):
             s.dense = float(vec @ qvec)
             s.candidates = self._candidates(q, s)
             s.coverage = self._coverage(q, s)
@@ -291,13 +290,6 @@ class ExtractiveAnswerer:
             if q.answer_type is AnswerType.QUOTE and q.names and self.corpus.speaker(s):
                 s.score += SPEAKER_BONUS if self._said_by_asked(q, s) else -SPEAKER_BONUS
         return sorted(sentences, key=lambda s: s.score, reverse=True)
-
-    def _embed(self, texts: list[str]) -> list[np.ndarray]:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if todo:
-            for t, v in zip(todo, self.embedder.embed_documents(todo), strict=True):
-                self._vectors[t] = np.asarray(v)
-        return [self._vectors[t] for t in texts]
 
     def _coverage(self, q: Question, s: Sentence) -> float:
         """IDF-weighted share of the question's terms the sentence holds. A name counts once: fully when any of
@@ -351,7 +343,7 @@ class ExtractiveAnswerer:
         content = [re.sub(r"['’]s$", "", w) for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
         if not content:
             return 0.0
-        vectors = self._embed([word, *content])
+        vectors = self.vectors.vectors([word, *content])
         best = max(float(vectors[0] @ v) for v in vectors[1:])
         return SYNONYM_CREDIT * best if best >= SYNONYM_MIN else 0.0
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from bot.answer.corpus import Corpus
 from bot.answer.language import MEDALS, ORDINAL_NUMBERS
-from bot.answer.linking import PERSON_NOUNS, fold
+from bot.answer.linking import PERSON_NOUNS, Lexicon, fold
 from bot.types import Draft, Sentence
 from index.text import parse
 
@@ -30,25 +30,24 @@ DESCRIBED_MAX = 2  # sentences quoted for "who is X"
 OPEN_QUESTION = {"medal": "What medal", "place": "What place"}
 
 
-def describe(question: str, corpus: Corpus) -> Draft | None:
-    """ "Who is Kaori Sakamoto?": the sentences that say who she is, quoted."""
+def describe(question: str, corpus: Corpus, readable: Callable[[], list[Sentence]]) -> Draft | None:
+    """ "Who is Kaori Sakamoto?": the sentences that say who she is, quoted, of those the answerer may read for
+    this question (`readable()`, bounded: never every sentence of the documents)."""
     m = DESCRIBE.match(question)
     if not m:
         return None
+    sentences = readable()
     asked = (m.group("a") or m.group("b")).strip(" ?.!")
-    aliases = _aliases(asked, corpus)
+    aliases = _aliases(asked, corpus.lexicon, sentences)
     if not aliases:
         return None  # not a name the documents use: "who is the race director" is a role question
     scored = []
-    for sentences in corpus.sentences.values():
-        for s in sentences:
-            where = [
-                (m.start(), m.end()) for a in aliases for m in re.finditer(rf"(?<!\w){re.escape(a)}(?!\w)", s.text)
-            ]
-            if where:
-                score = max(_descriptors(corpus, s, s.span.start + a, s.span.start + b) for a, b in where)
-                if score > 0:
-                    scored.append((score, s))
+    for s in sentences:
+        where = [(m.start(), m.end()) for a in aliases for m in re.finditer(rf"(?<!\w){re.escape(a)}(?!\w)", s.text)]
+        if where:
+            score = max(_descriptors(corpus, s, s.span.start + a, s.span.start + b) for a, b in where)
+            if score > 0:
+                scored.append((score, s))
     if not scored:
         log.info("describe: no sentence describes %s", asked)
         return None
@@ -109,9 +108,8 @@ def described_person(question: str, ask: Callable[[str], Draft], people: Callabl
     return question[: m.start()] + found[0].text + question[m.end() :]
 
 
-def _aliases(asked: str, corpus: Corpus) -> list[str]:
+def _aliases(asked: str, lexicon: Lexicon, sentences: list[Sentence]) -> list[str]:
     """The ways the documents write the thing asked about: a person's full name and its parts, else the name."""
-    lexicon = corpus.lexicon
     people = lexicon.people_in(asked)
     if people and people[0].text == asked.removesuffix("'s"):
         words = set(asked.split())
@@ -120,8 +118,8 @@ def _aliases(asked: str, corpus: Corpus) -> list[str]:
     surface = lexicon.names.get(fold(asked))
     if surface:
         return [surface]
-    for text in corpus.texts.values():  # a proper name the model did not take for an entity: "the Blade Angels"
-        for m in re.finditer(rf"(?<!\w){re.escape(asked)}(?!\w)", text, re.IGNORECASE):
+    for s in sentences:  # a proper name the model did not take for an entity: "the Blade Angels"
+        for m in re.finditer(rf"(?<!\w){re.escape(asked)}(?!\w)", s.text, re.IGNORECASE):
             if m.group()[:1].isupper() and len(asked.split()) > 1:
                 return [m.group()]
     return []
