@@ -51,7 +51,7 @@ def build_index(
     so a bad path leaves the existing index as it was."""
     paths = paths or settings.corpus
     docs = load_documents(paths, settings.max_file_bytes)
-    client = open_client(settings.index_dir, settings.chroma_url)
+    client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)
     if reset and collection_exists(client, settings.collection):
         client.delete_collection(settings.collection)
     store = open_store(client, settings.collection, shared_embedder())
@@ -96,7 +96,7 @@ class EventBot:
         if not settings.chroma_url and not (settings.index_dir / "chroma.sqlite3").exists():
             raise StoreUnavailableError(f"no index at {settings.index_dir} yet: run `eventbot index`")
         try:
-            client = open_client(settings.index_dir, settings.chroma_url)
+            client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)
             if not collection_exists(client, settings.collection):
                 raise StoreUnavailableError(
                     f"no collection {settings.collection!r} in the index yet: run `eventbot index`"

@@ -31,9 +31,11 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     llm_timeout_s: float = 60.0
+    store_timeout_s: float = Field(10.0, gt=0, description="seconds a Chroma server may take per call; then 503")
     llm_max_tokens: int = 256
 
     api_key: str | None = Field(None, description="Bearer key for /api and /v1; the chat UI then asks for it too")
     max_question_chars: int = 2000
     max_history_messages: int = 40
     max_body_bytes: int = Field(1_000_000, description="larger request bodies get 413 before they are parsed")
+    rate_limit: int = Field(600, ge=0, description="requests per minute per client IP on /api and /v1 (429); 0: off")

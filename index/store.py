@@ -1,13 +1,17 @@
 """The Chroma store: embedded (a folder) or a `chroma run` server, and idempotent indexing into it."""
 
 import logging
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 import chromadb
+import httpx
 from chromadb.config import Settings as ChromaSettings
 from langchain_chroma import Chroma
 from langchain_core.documents import Document
@@ -19,28 +23,68 @@ from index.chunking import attach_sentences, split_documents
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 16
+T = TypeVar("T")
 
 
 class StoreUnavailableError(Exception):
     """The store cannot be opened or read (no index yet, server down)."""
 
 
-def open_client(index_dir: Path, chroma_url: str | None) -> chromadb.ClientAPI:
-    """A Chroma client with telemetry off: an HTTP client when `chroma_url` is set, else a local folder."""
+def open_client(index_dir: Path, chroma_url: str | None, timeout_s: float | None = None) -> chromadb.ClientAPI:
+    """A Chroma client with telemetry off: an HTTP client when `chroma_url` is set, else a local folder.
+
+    With `timeout_s`, every call to a Chroma server is bounded: opening the client (which already asks the
+    server) and then each request of its HTTP session (chromadb 1.5 builds that session with no timeout and
+    no setting for one), so a stalled server raises instead of hanging."""
     settings = ChromaSettings(anonymized_telemetry=False)
     if chroma_url:
         url = urlparse(chroma_url)
-        try:
+
+        def connect() -> chromadb.ClientAPI:
             return chromadb.HttpClient(
                 host=url.hostname or "127.0.0.1",
                 port=url.port or (443 if url.scheme == "https" else 8000),
                 ssl=url.scheme == "https",
                 settings=settings,
             )
+
+        try:
+            client = within(timeout_s, connect)
+        except TimeoutError:
+            raise StoreUnavailableError(
+                f"the Chroma server at {chroma_url} did not answer within {timeout_s:g} s"
+            ) from None
         except Exception as exc:
             raise StoreUnavailableError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from exc
+        session = getattr(getattr(client, "_server", None), "_session", None)
+        if timeout_s and isinstance(session, httpx.Client):
+            session.timeout = httpx.Timeout(timeout_s)
+        return client
     index_dir.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(index_dir), settings=settings)
+
+
+def within(timeout_s: float | None, call: Callable[[], T]) -> T:
+    """`call()`, or TimeoutError after `timeout_s` (None: no limit). The call goes on in a daemon thread, which
+    ends when it returns; nothing waits for it."""
+    if not timeout_s:
+        return call()
+    done = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed to the caller
+            outcome["error"] = exc
+        done.set()
+
+    threading.Thread(target=run, name="store-call", daemon=True).start()
+    if not done.wait(timeout_s):
+        raise TimeoutError(f"no answer within {timeout_s:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def open_store(client: chromadb.ClientAPI, collection: str, embedder: Embeddings) -> Chroma:

@@ -9,14 +9,18 @@ Errors are JSON `{"detail": …}`: 4xx for what the client got wrong, 503 when t
 """
 
 import json
+import logging
+import math
 import re
 import secrets
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
+import httpx
 from fastapi import APIRouter, Body, Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
@@ -35,47 +39,183 @@ from bot.settings import Settings
 from bot.types import Answer, Citation, Turn
 from index.store import StoreUnavailableError
 
+log = logging.getLogger(__name__)
+
 MODEL_ID = "eventbot"
 
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"description": "The body cannot be read at all (not UTF-8 text)"},
     401: {"description": "Missing or wrong API key (only when `EVENTBOT_API_KEY` is set)"},
+    413: {"description": "The request body is over `EVENTBOT_MAX_BODY_BYTES`"},
     422: {"description": "The request is malformed: bad JSON, wrong types, empty or over-long question or history"},
-    503: {"description": "The index cannot be read (not built yet, or the Chroma server is down)"},
+    429: {
+        "description": "Too many requests from this client (`EVENTBOT_RATE_LIMIT` a minute); `Retry-After` says "
+        "when to try again"
+    },
+    503: {
+        "description": "The index cannot be read (not built yet, the Chroma server down or stalled past "
+        "`EVENTBOT_STORE_TIMEOUT_S`)"
+    },
 }
 
 
 # ---------------------------------------------------------------------------------------------- plumbing
 
 
+WARM_UP_QUESTION = "Who won?"  # any question runs every step of the chain once
+WATCH_INTERVAL_S = 1.0  # how often a served bot looks whether the index changed
+RETIRED_STORE_GRACE_S = 120.0  # a swapped-out bot's store is closed this long after (its requests are done)
+
+
+class NotReadyError(Exception):
+    """The served bot has not answered its warm-up question yet."""
+
+
 class ServedBot:
     """The one bot of the process, shared by the API and the chat UI.
 
-    Answers are CPU-bound (embedding, scoring), so calls are serialised: parallel requests would only fight
-    over the same cores, and the store and models are then never used from two threads at once.
+    No lock around answers: each request takes the current `EventBot` once and answers with it to the end, so a
+    request stuck on a stalled store holds up no other (what the bots share is safe between threads: the vector
+    cache has its own lock, the rest is read only). `ready` turns true once one whole answer has run (warm-up),
+    so the first question a client asks is not the one that pays for lazy loading.
+
+    A watcher thread reads the index's generation (O(1)) about once a second; when it changed (documents indexed,
+    removed, the collection reset) and has stayed the same for one more look (an indexing run is over), it
+    opens a fresh `EventBot` on the same settings, warms it up and swaps it in: requests in flight finish on
+    the old one. A bot that cannot be opened (the store down, a reset still half done) leaves the old one serving.
     """
 
-    def __init__(self, bot: EventBot, settings: Settings | None = None):
+    def __init__(self, bot: EventBot, settings: Settings | None = None, *, warm: bool = True, watch: bool = True):
         self.bot = bot
         self.settings = settings or bot.settings  # the server's view (API key, limits); the bot keeps its own
-        self._lock = threading.Lock()
+        self.ready = False
+        self._signature = self._read_signature(bot)
+        self._stop = threading.Event()
+        self._swap_lock = threading.Lock()  # one rebuild at a time
+        self._retired: list[tuple[float, Any]] = []  # (when, Chroma system) of bots swapped out
+        if warm:
+            self.warm_up()
+        if watch:
+            threading.Thread(
+                target=_watch, args=(weakref.ref(self), self._stop), name="index-watcher", daemon=True
+            ).start()
+
+    def warm_up(self) -> None:
+        """Run one whole answer, then report ready. A store that cannot be read leaves the bot not ready (the
+        watcher tries again)."""
+        try:
+            self.bot.ask(WARM_UP_QUESTION)
+        except StoreUnavailableError as exc:
+            log.warning("warm-up failed: %s", exc)
+            return
+        self.ready = True
+
+    def close(self) -> None:
+        """Stop watching the index."""
+        self._stop.set()
 
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
-        self.check(question, history)  # fail fast, without waiting for the lock
-        with self._lock:
-            return self.bot.ask(question, history)
+        bot = self.bot  # this request answers with this bot, whatever is swapped in meanwhile
+        bot.check_question(question, history)
+        return bot.ask(question, history)
 
     def check(self, question: str, history: list[Turn] | None = None) -> None:
         self.bot.check_question(question, history)
 
     def stats(self) -> dict:
-        return self.bot.stats()  # a read of the store: no need to wait for an answer being computed
+        return self.bot.stats()
+
+    def health(self) -> dict:
+        """Index counts when the bot is ready and its store answers; NotReadyError or StoreUnavailableError (with
+        the reason) otherwise."""
+        settings = self.bot.settings
+        if not settings.chroma_url and not (settings.index_dir / "chroma.sqlite3").exists():
+            raise StoreUnavailableError(f"the index at {settings.index_dir} is gone: run `eventbot index`")
+        stats = self.bot.stats()
+        if not self.ready:
+            raise NotReadyError("warming up: no answer has run yet")
+        return stats
 
     def documents(self) -> list[tuple[str, str]]:
         return self.bot.documents()
 
     def example_questions(self) -> list[str]:
-        with self._lock:
-            return self.bot.example_questions()
+        return self.bot.example_questions()
+
+    @staticmethod
+    def _read_signature(bot: EventBot) -> Any:
+        """What changes when the index does: the generation and counts indexing records (O(1) reads), and for an
+        embedded index the identity of its database file (a folder deleted and indexed again is a new file,
+        which a client still holding the old one would never see)."""
+        settings, local = bot.settings, None
+        if not settings.chroma_url:
+            try:
+                stat = (settings.index_dir / "chroma.sqlite3").stat()
+            except OSError:
+                return ("missing",)
+            local = (stat.st_dev, stat.st_ino)
+        try:
+            stats = bot.stats()
+        except StoreUnavailableError as exc:
+            return ("unreadable", str(exc))
+        return (local, stats.get("generation"), stats["documents"], stats["chunks"])
+
+    def refresh(self, seen_before: Any = None) -> Any:
+        """One look of the watcher: the index's signature now. When it differs from the served bot's and equals
+        `seen_before` (the last look), open, warm and swap in a fresh bot. Returns what it saw."""
+        seen = self._read_signature(self.bot)
+        if seen == self._signature or seen != seen_before:
+            if seen == self._signature and not self.ready:
+                self.warm_up()
+            return seen
+        with self._swap_lock:
+            self._retire_local_store()
+            try:
+                fresh = EventBot(self.bot.settings)
+                fresh.ask(WARM_UP_QUESTION)
+            except StoreUnavailableError as exc:
+                log.info("index changed, but no fresh bot yet: %s", exc)
+                return seen
+            except Exception:
+                log.exception("index changed, but a fresh bot could not be opened")
+                return seen
+            self.bot, self._signature, self.ready = fresh, seen, True
+        log.info("index changed: serving a fresh bot (%s)", self._signature)
+        return seen
+
+    def _retire_local_store(self) -> None:
+        """Make the next embedded client read the folder afresh. Chroma keeps one client system per folder and
+        process, whose in-memory vector index does not see what another process (`eventbot index`) wrote since,
+        nor a folder deleted and made again: the next `EventBot` gets a new one. The old bot keeps its own until
+        it is stopped, a grace period later (requests in flight on the old bot finish first)."""
+        now = time.monotonic()
+        for retired_at, system in [r for r in self._retired if now - r[0] > RETIRED_STORE_GRACE_S]:
+            self._retired.remove((retired_at, system))
+            try:
+                system.stop()
+            except Exception:
+                log.debug("stopping a retired Chroma system", exc_info=True)
+        if self.bot.settings.chroma_url:
+            return
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        system = SharedSystemClient._identifier_to_system.pop(str(self.bot.settings.index_dir), None)
+        if system is not None:
+            self._retired.append((now, system))
+
+
+def _watch(ref: "weakref.ref[ServedBot]", stop: threading.Event) -> None:
+    """The watcher loop; ends when the served bot is closed or gone."""
+    seen = None
+    while not stop.wait(WATCH_INTERVAL_S):
+        served = ref()
+        if served is None:
+            return
+        try:
+            seen = served.refresh(seen)
+        except Exception:
+            log.exception("index watcher")
+        del served
 
 
 def get_bot(request: Request) -> ServedBot:
@@ -99,6 +239,16 @@ def require_api_key(
         )
 
 
+def store_reason(exc: StoreUnavailableError) -> str:
+    """Why the store could not be read, saying so plainly when it was a timeout."""
+    cause = exc.__cause__
+    while cause is not None and not isinstance(cause, httpx.TimeoutException | TimeoutError):
+        cause = cause.__cause__
+    if cause is not None and "EVENTBOT_STORE_TIMEOUT_S" not in str(exc):
+        return f"{exc} (the store did not answer within EVENTBOT_STORE_TIMEOUT_S)"
+    return str(exc)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Every error is JSON `{"detail": …}`: 422 for a bad question, 503 for an unreadable index, 500 (logged) for
     a fault of the server itself."""
@@ -109,7 +259,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StoreUnavailableError)
     async def store_unavailable(request: Request, exc: StoreUnavailableError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=503)
+        return JSONResponse({"detail": store_reason(exc)}, status_code=503)
 
     @app.exception_handler(Exception)
     async def server_fault(request: Request, exc: Exception) -> JSONResponse:
@@ -175,6 +325,38 @@ class BodySizeLimit:
         await JSONResponse({"detail": detail}, status_code=413, headers={"Connection": "close"})(scope, receive, send)
 
 
+class RateLimit:
+    """429 with `Retry-After` for a client (by IP address) past `per_minute` requests in the last minute on
+    `/api` and `/v1` (a moving window, kept in this process's memory by the `limits` library). The chat and
+    /healthz are not counted. Behind a proxy every client has the proxy's address: limit there instead."""
+
+    PATHS = ("/api/", "/v1/")
+
+    def __init__(self, app: ASGIApp, per_minute: int):
+        from limits import RateLimitItemPerMinute
+        from limits.storage import MemoryStorage
+        from limits.strategies import MovingWindowRateLimiter
+
+        self.app, self.per_minute = app, per_minute
+        self.item = RateLimitItemPerMinute(per_minute)
+        self.limiter = MovingWindowRateLimiter(MemoryStorage())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(self.PATHS):
+            client = (scope.get("client") or ("unknown",))[0]
+            if not self.limiter.hit(self.item, client):
+                reset_at = self.limiter.get_window_stats(self.item, client).reset_time
+                retry = max(1, math.ceil(reset_at - time.time()))
+                detail = (
+                    f"too many requests: the limit is {self.per_minute} a minute per client (EVENTBOT_RATE_LIMIT); "
+                    f"try again in {retry} s"
+                )
+                response = JSONResponse({"detail": detail}, status_code=429, headers={"Retry-After": str(retry)})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 # ---------------------------------------------------------------------------------------------- /healthz
 
 health = APIRouter(tags=["health"])
@@ -186,11 +368,26 @@ class Health(BaseModel):
     chunks: int
 
 
-@health.get("/healthz", response_model=Health, responses={503: ERROR_RESPONSES[503]})
-def healthz(bot: Annotated[ServedBot, Depends(get_bot)]) -> Health:
-    """Liveness and what is indexed: `{"status": "ok", "documents": 1, "chunks": 8}`; 503 when the store
+HEALTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    503: {
+        "description": 'Not serving: `{"status": "starting", "detail": …}` until the warm-up answer has run, '
+        '`{"status": "degraded", "detail": …}` when the store cannot be read (down, stalled past '
+        "`EVENTBOT_STORE_TIMEOUT_S`, the index folder deleted)"
+    }
+}
+
+
+@health.get("/healthz", response_model=Health, responses=HEALTH_RESPONSES)
+def healthz(bot: Annotated[ServedBot, Depends(get_bot)]) -> Any:
+    """Ready and what is indexed: `{"status": "ok", "documents": 1, "chunks": 8}`. 503 with `"status":
+    "starting"` before the first answer has run, `"degraded"` (and the reason in `detail`) when the store
     cannot be read. Needs no API key."""
-    return Health(**bot.stats())
+    try:
+        return Health(**bot.health())
+    except NotReadyError as exc:
+        return JSONResponse({"status": "starting", "detail": str(exc)}, status_code=503)
+    except StoreUnavailableError as exc:
+        return JSONResponse({"status": "degraded", "detail": store_reason(exc)}, status_code=503)
 
 
 # ---------------------------------------------------------------------------------------------- /api/ask
@@ -468,6 +665,8 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
     app.state.bot = bot if isinstance(bot, ServedBot) else ServedBot(bot)
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, limit=app.state.bot.settings.max_body_bytes)
+    if app.state.bot.settings.rate_limit:  # added last, so it runs first: a refused request costs nothing more
+        app.add_middleware(RateLimit, per_minute=app.state.bot.settings.rate_limit)
     app.include_router(health)
     app.include_router(ask_router, dependencies=[Depends(require_api_key)])
     app.include_router(openai_router, dependencies=[Depends(require_api_key)])

@@ -197,7 +197,9 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
         yield from respond(bot, messages)
 
     with gr.Blocks(title="eventbot: ask about the event", fill_height=True, analytics_enabled=False) as demo:
-        gr.HTML(header(bot), elem_id="header", padding=False)
+        heading = gr.HTML(header(bot), elem_id="header", padding=False)
+        # the served bot may have been swapped for a fresh index since: each page shows what it knows now
+        demo.load(lambda: header(bot), None, heading, queue=False, api_visibility="private")
         chatbot = gr.Chatbot(
             elem_id="chat",
             show_label=False,

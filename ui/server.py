@@ -42,7 +42,7 @@ def create_app(bot: EventBot | ServedBot) -> FastAPI:
     )
     # Each open chat tab holds a heartbeat stream until Gradio's stop event is set: set it when shutting down
     chats = [r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp)]
-    app.state.before_shutdown = [chat.stop_event.set for chat in chats]
+    app.state.before_shutdown = [chat.stop_event.set for chat in chats] + [served.close]
     return app
 
 
@@ -76,3 +76,25 @@ class Server(uvicorn.Server):
 
 def make_server(app: FastAPI, log_level: str = "warning") -> uvicorn.Server:
     return Server(uvicorn.Config(app, log_level=log_level, timeout_graceful_shutdown=5))
+
+
+# ------------------------------------------------------------------------ several worker processes (--workers N)
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker of `eventbot serve --workers N`, made inside the worker process: each worker opens
+    its own bot (embedding model, store, warm-up) from the environment's settings (`EVENTBOT_*`, `.env`)."""
+    from bot.settings import Settings
+
+    return create_app(EventBot(Settings()))
+
+
+def serve_workers(sock: socket.socket, workers: int, log_level: str = "warning") -> None:
+    """`workers` processes accepting on one listening socket; uvicorn's supervisor restarts a worker that dies
+    and Ctrl-C stops them all. Each worker loads the bot itself: start-up and memory are per worker."""
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn.Config(
+        "ui.server:app_from_env", factory=True, workers=workers, log_level=log_level, timeout_graceful_shutdown=5
+    )
+    Multiprocess(config, sockets=[sock]).run()
