@@ -163,10 +163,17 @@ def chat() -> None:
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0 exposes it to your network).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (0 picks a free one).")] = 7860,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes on the one port; each loads the bot (model, store) itself.")
+    ] = 1,
 ) -> None:
-    """Serve the chat UI at / and the HTTP API (/api/ask, /v1/chat/completions, /docs) in one process."""
+    """Serve the chat UI at / and the HTTP API (/api/ask, /v1/chat/completions, /docs) in one process (or in
+    `--workers N` processes sharing the port)."""
     import time
 
+    if workers > 1:
+        serve_with_workers(host, port, workers)
+        return
     started = time.perf_counter()
     bot = open_bot()
     from ui.server import bind, create_app, make_server, url_of
@@ -181,6 +188,26 @@ def serve(
     typer.echo(f"eventbot is ready in {time.perf_counter() - started:.1f}s: chat at {url}/ , API docs at {url}/docs "
                "(Ctrl-C to stop)")
     server.run(sockets=[sock])
+
+
+def serve_with_workers(host: str, port: int, workers: int) -> None:
+    """`eventbot serve --workers N`: the index is checked here, the bot is opened in every worker."""
+    from bot.settings import Settings
+
+    settings = Settings()
+    if not settings.chroma_url and not (settings.index_dir / "chroma.sqlite3").exists():
+        fail(f"no index at {settings.index_dir} yet: run `eventbot index`")
+    from ui.server import bind, serve_workers, url_of
+
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port} ({exc.strerror or exc}): try another --port")
+    url = url_of(sock)
+    typer.echo(f"eventbot starts {workers} workers at {url}/ (API docs at {url}/docs); /healthz answers 200 once a "
+               "worker is ready (Ctrl-C to stop)")
+    verbose = logging.getLogger().isEnabledFor(logging.INFO)
+    serve_workers(sock, workers, log_level="info" if verbose else "warning")
 
 
 @app.command()
