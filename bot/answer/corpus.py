@@ -181,7 +181,9 @@ class Corpus:
         return [s for s in found if s.span.end <= start + length]
 
     def sentences_in(self, passage: Passage) -> list[Sentence]:
-        return [replace(s, chunk_id=passage.chunk_id) for s in self._within(passage.path, passage.start, len(passage.text))]
+        return [
+            replace(s, chunk_id=passage.chunk_id) for s in self._within(passage.path, passage.start, len(passage.text))
+        ]
 
     def read(self, passages: list[Passage], budget: int) -> list[Sentence]:
         """What the answerer may read for one question: the passages' sentences, then their neighbours, nearest

@@ -5,7 +5,6 @@ import logging
 import re
 from dataclasses import replace
 
-import numpy as np
 from langchain_core.documents import Document
 
 from bot.answer.candidates import CANDIDATE_FINDERS, NUMBER, PHRASE_TYPES, country_of, person_names
@@ -47,8 +46,8 @@ MIN_COVERAGE_TYPED = 0.34  # ...lower when a phrase of the asked-for type is the
 MIN_COVERAGE_QUOTE = 0.15  # ...and for a quotation by the person asked about (what it is about is paraphrased)
 MIN_DENSE_ALONE = 0.62  # ...at least this cosine; measured on the eval sets, see README "Answer quality"
 # Sentences one question may read when its passages do not answer it: theirs and their neighbours'. A constant,
-# so no question costs the whole of a long document (the article has about 60 sentences).
-READ_BUDGET = 80
+# so no question costs the whole of a long document (a news article has 30 to 45 sentences).
+READ_BUDGET = 50
 SECOND_SENTENCE_RATIO = 0.9
 NEXT_SENTENCE_RATIO = 0.8
 CAUSE_BONUS = 0.15
@@ -277,6 +276,10 @@ class ExtractiveAnswerer:
             return []
         # a quote question is matched on what the quote is about, not on "X said"
         qvec = self.vectors.vector(q.topic if q.answer_type is AnswerType.QUOTE else question)
+        # near-synonyms are looked for among the sentences' words: embed those not cached in one batch, not
+        # sentence by sentence (a model call costs far more than one more short text in a batch)
+        asked = [q.surface.get(t, t) for t in q.terms]
+        self.vectors.vectors(sorted({*asked, *(w for s in sentences for w in _content([w for w, _ in words(s.text)]))}))
         for s, vec in zip(sentences, self.vectors.vectors([s.text for s in sentences]), strict=True):
             s.dense = float(vec @ qvec)
             s.candidates = self._candidates(q, s)
@@ -340,7 +343,7 @@ class ExtractiveAnswerer:
         ]
 
     def _synonym_credit(self, word: str, sentence_words: list[str]) -> float:
-        content = [re.sub(r"['’]s$", "", w) for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
+        content = _content(sentence_words)
         if not content:
             return 0.0
         vectors = self.vectors.vectors([word, *content])
@@ -639,6 +642,11 @@ class ExtractiveAnswerer:
         subject = "article doesn't" if self.corpus.documents <= 1 else "documents don't"
         text = f"The {subject} say" + (f": {reason}." if reason else ".")
         return Draft(text, True, [], reason)
+
+
+def _content(sentence_words: list[str]) -> list[str]:
+    """The words of a sentence that may be near-synonyms of a question's word: no stop words, no "'s"."""
+    return [re.sub(r"['’]s$", "", w) for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
 
 
 def _unrealized_spans(q: Question, text: str) -> list[tuple[int, int]]:

@@ -1,0 +1,97 @@
+"""No question may cost the whole corpus (issue 12). Beside the article, one long generated document (a news digest
+of over 300 KB, about 2,000 sentences): questions whose passages do not answer them used to read every sentence of
+the documents those passages came from (embedding them all, and their words); now they read a bounded
+neighbourhood. Checked by what was embedded (deterministic) and by time as a ratio to the article's warm p50 in the
+same run; /healthz counts come from counts kept by indexing."""
+
+import statistics
+import time
+
+import pytest
+
+from bot.answer.extractive import READ_BUDGET
+from bot.eval.distractors import write_large_document
+from tests.conftest import ARTICLE
+
+# Questions whose retrieved passages do not hold the answer: the reader falls back to reading around them.
+FALLBACK_QUESTIONS = [
+    "Which company opened a plant?",
+    "Which nation does Sakamoto represent?",
+    "Why did Sakamoto cry?",
+    "who coached the rowing team?",
+    "What did the mayor say about the tram line?",
+    "Who is Kaori Sakamoto?",
+]
+ARTICLE_QUESTIONS = [
+    "Who won the gold medal?",
+    "Who shielded Sakamoto from the camera?",
+    "How many points separated Liu and Sakamoto?",
+    "How old is Sakamoto?",
+    "Where did Glenn finish?",
+]
+# Texts one question may have embedded: the question and its rewordings, at most READ_BUDGET sentences, and the
+# distinct words of those sentences (the digest's sentences have at most about 30 words each). Reading the whole
+# digest embedded its ~2,000 sentences.
+MAX_EMBEDDED_PER_QUESTION = 10 + READ_BUDGET * 31
+WARM_RATIO_LIMIT = 5.0
+
+
+@pytest.fixture(scope="module")
+def large_bot(tmp_path_factory):
+    from bot.service import EventBot, build_index
+    from bot.settings import Settings
+
+    tmp = tmp_path_factory.mktemp("large")
+    digest = write_large_document(tmp / "docs" / "digest.txt", min_bytes=300_000)
+    assert digest.stat().st_size >= 300_000
+    settings = Settings(index_dir=tmp / "index", chroma_url=None, collection="large")
+    build_index(settings, [ARTICLE, digest])
+    return EventBot(settings)
+
+
+def test_digest_is_long(large_bot):
+    digest = [s for path, s in large_bot.answerer.corpus.sentences.items() if path.endswith("digest.txt")][0]
+    assert len(digest) > 10 * READ_BUDGET  # so reading it whole would break every bound below
+
+
+def test_a_fallback_question_embeds_a_bounded_number_of_texts(large_bot):
+    vectors = large_bot.retriever.vectors
+    for question in FALLBACK_QUESTIONS:
+        before = vectors.misses
+        large_bot.ask(question)
+        assert vectors.misses - before <= MAX_EMBEDDED_PER_QUESTION, question
+
+
+def test_fallback_questions_cost_a_few_article_answers(large_bot):
+    for question in ARTICLE_QUESTIONS + FALLBACK_QUESTIONS:  # warm: every text each one needs is cached
+        large_bot.ask(question)
+
+    def seconds(question: str) -> float:
+        started = time.perf_counter()
+        large_bot.ask(question)
+        return time.perf_counter() - started
+
+    article_p50 = statistics.median(seconds(q) for q in ARTICLE_QUESTIONS * 3)
+    for question in FALLBACK_QUESTIONS:
+        ratio = statistics.median(seconds(question) for _ in range(3)) / article_p50
+        assert ratio <= WARM_RATIO_LIMIT, f"{question!r} took {ratio:.1f}× the article's warm p50"
+
+
+def test_answers_beside_a_long_document_stay_right(large_bot):
+    # (not "Who won the gold medal?": the digest's sports pages have gold medallists of their own)
+    assert "Glenn" in large_bot.ask("Who shielded Sakamoto from the camera?").answer
+    assert "1.91" in large_bot.ask("How many points separated Liu and Sakamoto?").answer
+    assert "Japan" in large_bot.ask("Which nation does Sakamoto represent?").answer
+    assert large_bot.ask("What did the mayor say about the weather on the moon?").abstained
+
+
+def test_stats_come_from_counts_kept_by_indexing(large_bot, monkeypatch):
+    from chromadb.api.models.Collection import Collection
+
+    def read_chunks(*args, **kwargs):
+        raise AssertionError("/healthz read the chunks")
+
+    monkeypatch.setattr(Collection, "get", read_chunks)  # any read of chunks (their metadata too) fails the test
+    stats = large_bot.stats()
+    assert stats["documents"] == 2
+    assert stats["chunks"] == len(large_bot.retriever.chunks)
