@@ -1,41 +1,105 @@
-"""Find the passages that may answer a question: dense (Chroma) or hybrid (dense + BM25, rank-fused)."""
+"""Find the passages that may answer a question: dense (Chroma) or hybrid (dense + BM25, rank-fused), and read the
+stored chunks around them for the answerer. Nothing here holds the corpus in memory: chunks are read from the store
+per question; the BM25 index is built when indexing changes the store and kept beside the index (memory-mapped)."""
 
+import json
 import logging
 import re
+import shutil
+import threading
+from pathlib import Path
 
 import bm25s
 import numpy as np
 import Stemmer
+from cachetools import LRUCache
 from langchain_chroma import Chroma
+from langchain_core.documents import Document
 
 from bot.types import Passage
 from bot.vectors import CachedEmbeddings
-from index.store import StoreUnavailableError, all_chunks
+from index.store import StoreUnavailableError
 
 log = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: rank matters, raw scores do not
+AROUND_CHARS = 3000  # the answerer reads the chunks within this many characters of each passage
+STEMMER = Stemmer.Stemmer("english")
+
+
+class KeywordIndex:
+    """BM25 over every stored chunk, with the chunk ids in index order. Built once per change of the store and kept
+    in a folder named for the store's generation, so a reader never sees a half-written one."""
+
+    def __init__(self, bm25: bm25s.BM25, ids: list[str]):
+        self.bm25, self.ids = bm25, ids
+
+    @classmethod
+    def build(cls, store: Chroma) -> "KeywordIndex":
+        got = store._collection.get(include=["documents"])
+        bm25 = bm25s.BM25()
+        bm25.index(
+            bm25s.tokenize(got["documents"], stopwords="en", stemmer=STEMMER, show_progress=False), show_progress=False
+        )
+        return cls(bm25, list(got["ids"]))
+
+    def save(self, folder: Path) -> None:
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.bm25.save(str(tmp), show_progress=False)
+        (tmp / "ids.json").write_text(json.dumps(self.ids))
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+        for old in folder.parent.glob("*"):  # earlier generations
+            if old != folder and not old.name.endswith(".tmp"):
+                shutil.rmtree(old, ignore_errors=True)
+
+    @classmethod
+    def load(cls, folder: Path) -> "KeywordIndex | None":
+        try:
+            ids = json.loads((folder / "ids.json").read_text())
+            return cls(bm25s.BM25.load(str(folder), mmap=True, show_progress=False), ids)
+        except (OSError, ValueError):
+            return None
+
+    @classmethod
+    def load_or_build(cls, store: Chroma, folder: Path) -> "KeywordIndex":
+        found = cls.load(folder)
+        if found is None:
+            found = cls.build(store)
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            found.save(folder)
+        return found
+
+    def top(self, question: str, pool: int) -> list[str]:
+        tokens = bm25s.tokenize([question], stopwords="en", stemmer=STEMMER, show_progress=False)
+        if not any(len(t) for t in tokens.ids) or not re.search(r"\w", question):
+            return []
+        docs, scores = self.bm25.retrieve(tokens, k=min(pool, len(self.ids)), show_progress=False)
+        return [self.ids[i] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+
+def keyword_folder(index_dir: Path, collection: str, generation: str) -> Path:
+    return index_dir / f"{collection}.bm25" / re.sub(r"[^\w-]", "-", generation)
 
 
 class Retriever:
-    """Top-k passages for a question. Built once per process; `refresh()` after the store changes."""
+    """Top-k passages for a question, and the chunks around passages. One per bot (a bot serves one generation of
+    the store; a server swaps in a fresh bot when the store changes)."""
 
-    def __init__(self, store: Chroma, vectors: CachedEmbeddings, k: int = 4, mode: str = "hybrid"):
-        self.store, self.vectors, self.k, self.mode = store, vectors, k, mode
-        self.stemmer = Stemmer.Stemmer("english")
-        self.refresh()
-
-    def refresh(self) -> None:
-        self.chunks = all_chunks(self.store)
-        self.by_id = {c.metadata["chunk_id"]: c for c in self.chunks}
-        self.bm25 = None
-        if self.mode == "hybrid" and self.chunks:
-            self.bm25 = bm25s.BM25()
-            tokens = bm25s.tokenize(
-                [c.page_content for c in self.chunks], stopwords="en", stemmer=self.stemmer, show_progress=False
-            )
-            self.bm25.index(tokens, show_progress=False)
+    def __init__(
+        self,
+        store: Chroma,
+        vectors: CachedEmbeddings,
+        chunks: int,
+        keywords: KeywordIndex | None,
+        k: int = 4,
+        cache_entries: int = 2000,
+    ):
+        self.store, self.vectors, self.chunks, self.keywords, self.k = store, vectors, chunks, keywords, k
+        self._chunks: LRUCache[str, Document] = LRUCache(maxsize=max(1, cache_entries))  # read chunks, by id
+        self._lock = threading.Lock()
 
     def __call__(self, question: str) -> list[Passage]:
         if not self.chunks:
@@ -47,37 +111,72 @@ class Retriever:
 
     def _retrieve(self, question: str) -> list[Passage]:
         query_vec = self.vectors.vector(question)  # the answerer finds it in the same cache
-        pool = min(len(self.chunks), max(3 * self.k, 10))
+        pool = min(self.chunks, max(3 * self.k, 10))
         dense = self.store.similarity_search_by_vector_with_relevance_scores(query_vec.tolist(), k=pool)
-        # chunks indexed after this retriever was built are left to the fresh bot the server then swaps in
-        dense_ids = [doc.metadata["chunk_id"] for doc, _ in dense if doc.metadata["chunk_id"] in self.by_id]
-        ranked = dense_ids
-        if self.bm25 is not None:
-            ranked = _rrf([dense_ids, self._bm25_ids(question, pool)])
+        ranked = [doc.metadata["chunk_id"] for doc, _ in dense]
+        if self.keywords is not None:
+            ranked = _rrf([ranked, self.keywords.top(question, pool)])
         top = ranked[: self.k]
-        got = self.store._collection.get(ids=top, include=["embeddings"])
-        cosine = dict(zip(got["ids"], np.asarray(got["embeddings"]) @ query_vec, strict=True))
-        return [self._passage(cid, float(cosine[cid])) for cid in top if cid in cosine]  # unless deleted meanwhile
+        got = self.store._collection.get(ids=top, include=["embeddings", "documents", "metadatas"])
+        found = {
+            cid: (text, meta, float(np.asarray(vec) @ query_vec))
+            for cid, text, meta, vec in zip(
+                got["ids"], got["documents"], got["metadatas"], got["embeddings"], strict=True
+            )
+        }
+        self._keep(got["ids"], got["documents"], got["metadatas"])
+        return [_passage(cid, *found[cid]) for cid in top if cid in found]  # unless deleted meanwhile
 
-    def _bm25_ids(self, question: str, pool: int) -> list[str]:
-        tokens = bm25s.tokenize([question], stopwords="en", stemmer=self.stemmer, show_progress=False)
-        if not any(len(t) for t in tokens.ids) or not re.search(r"\w", question):
+    def around(self, passages: list[Passage]) -> list[Document]:
+        """The stored chunks that start within AROUND_CHARS of a passage, in its document: what the answerer reads
+        for one question. Bounded by the passages, never a whole document."""
+        ranges: dict[str, list[tuple[int, int]]] = {}
+        for p in passages:
+            ranges.setdefault(p.path, []).append((p.start - AROUND_CHARS, p.start + len(p.text) + AROUND_CHARS))
+        clauses = [
+            {"$and": [{"path": path}, {"start": {"$gte": lo}}, {"start": {"$lte": hi}}]}
+            for path, spans in ranges.items()
+            for lo, hi in _merged(spans)
+        ]
+        if not clauses:
             return []
-        docs, scores = self.bm25.retrieve(tokens, k=pool, show_progress=False)
-        return [self.chunks[i].metadata["chunk_id"] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
+        try:
+            ids = self.store._collection.get(where=clauses[0] if len(clauses) == 1 else {"$or": clauses}, include=[])
+            missing = [cid for cid in ids["ids"] if cid not in self._chunks]
+            if missing:
+                got = self.store._collection.get(ids=missing, include=["documents", "metadatas"])
+                self._keep(got["ids"], got["documents"], got["metadatas"])
+            with self._lock:
+                return [self._chunks[cid] for cid in ids["ids"] if cid in self._chunks]
+        except Exception as exc:
+            raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
 
-    def _passage(self, cid: str, score: float) -> Passage:
-        chunk = self.by_id[cid]
-        meta = chunk.metadata
-        return Passage(
-            chunk_id=cid,
-            source=meta["source"],
-            path=meta["path"],
-            title=meta.get("title", ""),
-            text=chunk.page_content,
-            start=int(meta["start"]),
-            score=score,
-        )
+    def _keep(self, ids: list[str], texts: list[str], metas: list[dict]) -> None:
+        with self._lock:
+            for cid, text, meta in zip(ids, texts, metas, strict=True):
+                self._chunks[cid] = Document(page_content=text, metadata=meta | {"chunk_id": cid})
+
+
+def _passage(cid: str, text: str, meta: dict, score: float) -> Passage:
+    return Passage(
+        chunk_id=cid,
+        source=meta["source"],
+        path=meta["path"],
+        title=meta.get("title", ""),
+        text=text,
+        start=int(meta["start"]),
+        score=score,
+    )
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def _rrf(rankings: list[list[str]]) -> list[str]:

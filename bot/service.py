@@ -8,10 +8,12 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from bot.answer.candidates import person_names
+from bot.answer.corpus import Knowledge
 from bot.answer.extractive import ExtractiveAnswerer
 from bot.chain import build_chain
 from bot.conversation import condense_question
-from bot.retrieval import Retriever
+from bot.knowledge import knowledge_path, learn, load_or_learn
+from bot.retrieval import KeywordIndex, Retriever, keyword_folder
 from bot.settings import Settings
 from bot.suggestions import example_questions
 from bot.types import Answer, Turn
@@ -56,7 +58,28 @@ def build_index(
         client.delete_collection(settings.collection)
     store = open_store(client, settings.collection, shared_embedder())
     folders = [p for p in paths if p.is_dir()]  # what is no longer under an indexed folder is removed
-    return index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
+    report = index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
+    if not settings.chroma_url:  # learnt now, once, rather than by the first bot to start
+        learn_index(settings, client, store)
+    return report
+
+
+def learn_index(settings: Settings, client, store) -> tuple[Knowledge, KeywordIndex | None]:
+    """What answering needs of the store as a whole, for its current generation: the documents' knowledge and the
+    BM25 index. With an index folder, each is loaded from beside the index, or learnt from every chunk once and kept
+    there (at indexing, so that a bot starts without reading the corpus). With a Chroma server nothing is written
+    locally: each bot learns them from the server when it starts."""
+    generation = collection_stats(client, settings.collection)["generation"]
+    keep = not settings.chroma_url
+    if keep:
+        knowledge = load_or_learn(store, knowledge_path(settings.index_dir, settings.collection), generation)
+    else:
+        knowledge = learn(store)
+    keywords = None
+    if settings.retriever == "hybrid":
+        folder = keyword_folder(settings.index_dir, settings.collection, generation)
+        keywords = KeywordIndex.load_or_build(store, folder) if keep else KeywordIndex.build(store)
+    return knowledge, keywords
 
 
 def check_question(settings: Settings, question: str, history: list[Turn] | None = None) -> str:
@@ -112,18 +135,20 @@ class EventBot:
             generate = load_generator(settings)
         self.client = client
         self.store = open_store(client, settings.collection, shared_embedder())
-        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries)
-        self.retriever = Retriever(self.store, vectors, k=settings.top_k, mode=settings.retriever)
-        if not self.retriever.chunks:
+        chunks = collection_stats(client, settings.collection)["chunks"]
+        if not chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
-        self.answerer = ExtractiveAnswerer(vectors, self.retriever.chunks)
+        self.knowledge, keywords = learn_index(settings, client, self.store)
+        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries)
+        self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
+        self.answerer = ExtractiveAnswerer(vectors, self.knowledge, self.retriever.around)
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
 
-            guard = Guard(self.answerer.corpus.sentences_in)
+            guard = Guard(self.answerer.sentences_in)
         self.chain = build_chain(
-            self.answerer.corpus.lexicon.link, self._condense, self.retriever, self.answerer, generate, guard
+            self.knowledge.lexicon.link, self._condense, self.retriever, self.answerer, generate, guard
         )
         self._examples: list[str] | None = None
         log.info("bot ready in %.1fs", time.perf_counter() - started)
@@ -138,13 +163,12 @@ class EventBot:
     def example_questions(self) -> list[str]:
         """Questions about the indexed documents that the bot answers, for the chat to offer (worked out once)."""
         if self._examples is None:
-            self._examples = example_questions(self.answerer.corpus, self.ask)
+            self._examples = example_questions(self.knowledge.example_questions, self.ask)
         return self._examples
 
     def documents(self) -> list[tuple[str, str]]:
-        """(source, title) of each indexed document, as loaded at start-up."""
-        found = {c.metadata["source"]: c.metadata.get("title") or c.metadata["source"] for c in self.retriever.chunks}
-        return sorted(found.items())
+        """(source, title) of each indexed document, as known at start-up."""
+        return sorted(set(self.knowledge.sources.values()))
 
     def stats(self) -> dict:
         """Documents, chunks and the index's generation, in O(1) (counts kept by indexing, never a read of every
@@ -158,5 +182,5 @@ class EventBot:
         return condense_question(
             state["linked"]["question"],
             state["linked"]["history"],
-            lambda text: [p.text for p in person_names(text, self.answerer.corpus.lexicon)],
+            lambda text: [p.text for p in person_names(text, self.knowledge.lexicon)],
         )

@@ -25,6 +25,7 @@ class Settings(BaseSettings):
     vector_cache_entries: int = Field(
         20_000, description="vectors (question, sentence, word) kept in memory at ask time; 1.5 KB each"
     )
+    chunk_cache_entries: int = Field(2_000, description="chunks read from the store kept in memory; ~5 KB each")
 
     llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"
     llm_model: str | None = None

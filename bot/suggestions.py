@@ -14,10 +14,10 @@ log = logging.getLogger(__name__)
 MAX_EXAMPLES = 4
 
 
-def example_questions(corpus: Corpus, ask: Callable[[str], Answer], limit: int = MAX_EXAMPLES) -> list[str]:
-    """Up to `limit` questions the documents answer, best first."""
+def example_questions(candidates: list[str], ask: Callable[[str], Answer], limit: int = MAX_EXAMPLES) -> list[str]:
+    """Up to `limit` of the `candidates` (see candidate_questions) that the bot answers, best first."""
     kept = []
-    for question in dict.fromkeys(_candidates(corpus)):
+    for question in dict.fromkeys(candidates):
         try:
             answered = not ask(question).abstained
         except Exception:  # an example is a nicety: never fail start-up over one
@@ -30,7 +30,8 @@ def example_questions(corpus: Corpus, ask: Callable[[str], Answer], limit: int =
     return kept
 
 
-def _candidates(corpus: Corpus) -> list[str]:
+def candidate_questions(corpus: Corpus) -> list[str]:
+    """Questions the documents seem to answer, best first (read from every sentence once, when indexing)."""
     mentions: Counter[str] = Counter()
     speakers: Counter[str] = Counter()
     won: list[str] = []

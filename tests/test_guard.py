@@ -21,12 +21,12 @@ def ask(bot, question: str, llm_text: str | None = None, generate: Generator | N
     """Ask through the bot's own chain, with `generate` or a fake chat model that writes `llm_text`."""
     generate = generate or Generator(FakeListChatModel(responses=[llm_text]), "fake")
     chain = build_chain(
-        bot.answerer.corpus.lexicon.link,
+        bot.knowledge.lexicon.link,
         bot._condense,
         bot.retriever,
         bot.answerer,
         generate,
-        Guard(bot.answerer.corpus.sentences_in),
+        Guard(bot.answerer.sentences_in),
     )
     return chain.invoke({"question": question, "history": [], "timings_ms": {}})
 

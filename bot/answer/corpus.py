@@ -6,7 +6,7 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from langchain_core.documents import Document
 
@@ -39,16 +39,39 @@ OPENING_REFERENCE = re.compile(
 )
 
 
-class Corpus:
-    """What the answerer knows of all indexed documents: their sentences, which words are names, how rare
-    each term is. Rebuilt from the stored chunks, whose offsets place them in their document."""
+@dataclass
+class Knowledge:
+    """What is known of all the indexed documents together: their names and words, how rare each term is, the label
+    each entity mostly carries, who of each country is named, who is ever quoted, example questions. Learnt once
+    from every chunk (at indexing, see bot.knowledge) so that answering a question reads only the chunks around its
+    passages."""
 
-    def __init__(self, chunks: list[Document]):
+    lexicon: Lexicon
+    labels: EntityLabels
+    df: Counter[str]
+    n: int  # sentences in all
+    proper_nouns: set[str]
+    nationals: dict[str, list[frozenset[str]]]
+    national_names: dict[str, list[str]]
+    people: set[frozenset[str]]
+    speaker_terms: set[str]
+    sources: dict[str, tuple[str, str]]  # path -> (source, title)
+    example_questions: list[str] = field(default_factory=list)
+
+
+class Corpus:
+    """What the answerer reads: the sentences of some stored chunks (every chunk, when learning; those around a
+    question's passages, when answering), placed in their documents by the chunks' offsets, with what is known of
+    all documents (`knowledge`, learnt from these chunks when not given)."""
+
+    def __init__(self, chunks: list[Document], knowledge: Knowledge | None = None):
         texts: dict[str, list[str]] = {}
         self.sources: dict[str, str] = {}
+        titles: dict[str, str] = {}
         for c in sorted(chunks, key=lambda c: (c.metadata["path"], int(c.metadata["start"]))):
             path, start = c.metadata["path"], int(c.metadata["start"])
             self.sources[path] = c.metadata["source"]
+            titles[path] = c.metadata.get("title") or c.metadata["source"]
             buf = texts.setdefault(path, [])
             have = sum(map(len, buf))
             if start > have:
@@ -69,18 +92,49 @@ class Corpus:
             for path, text in self.texts.items()
         }
         self._starts = {path: [s.span.start for s in sents] for path, sents in self.sentences.items()}
-        for c in chunks:  # cite each sentence by the first chunk that holds it whole
+        # cite each sentence by the chunk that holds it whole and starts first (whichever chunks were read)
+        for c in sorted(chunks, key=lambda c: int(c.metadata["start"])):
             for s in self._within(c.metadata["path"], int(c.metadata["start"]), len(c.page_content)):
                 s.chunk_id = s.chunk_id or c.metadata["chunk_id"]
-        self.documents = len(self.texts)
-        self.labels = EntityLabels([(self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents])
-        self.lexicon = Lexicon((self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents)
+        if knowledge is None:
+            knowledge = self._learn({path: (self.sources[path], titles[path]) for path in self.texts})
+        self.knowledge = knowledge
+        self.lexicon, self.labels = knowledge.lexicon, knowledge.labels
+        self.df, self.n, self.proper_nouns = knowledge.df, knowledge.n, knowledge.proper_nouns
+        self.nationals, self.national_names, self.people = (
+            knowledge.nationals,
+            knowledge.national_names,
+            knowledge.people,
+        )
+        # who is quoted in each sentence, worked out once: answering asks it of many sentences per question
+        self._speakers = {(s.path, s.index): self._find_speaker(s) for sents in self.sentences.values() for s in sents}
+        self._speaker_terms = knowledge.speaker_terms or set().union(*self._speakers.values())
+        knowledge.speaker_terms = self._speaker_terms
+
+    @property
+    def documents(self) -> int:
+        """How many documents are indexed (all of them, not only those read)."""
+        return len(self.knowledge.sources)
+
+    def _learn(self, sources: dict[str, tuple[str, str]]) -> Knowledge:
+        """What these (all the) chunks tell of the documents together."""
+        everything = [(self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents]
+        self.lexicon = Lexicon(everything)
         self._count_terms()
         self.lexicon.proper = self.proper_nouns
         self._find_nationals()
-        # who is quoted in each sentence, worked out once: answering asks it of many sentences per question
-        self._speakers = {(s.path, s.index): self._find_speaker(s) for sents in self.sentences.values() for s in sents}
-        self._speaker_terms = set().union(*self._speakers.values())  # "is X ever quoted?" in O(1)
+        return Knowledge(
+            self.lexicon,
+            EntityLabels(everything),
+            self.df,
+            self.n,
+            self.proper_nouns,
+            self.nationals,
+            self.national_names,
+            self.people,
+            set(),  # who is quoted: filled in once every sentence's speaker is known
+            sources,
+        )
 
     def _count_terms(self) -> None:
         df: Counter[str] = Counter()

@@ -3,13 +3,14 @@ for one, or abstains when the passages do not support an answer. Every claim cit
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from langchain_core.documents import Document
 
 from bot.answer.candidates import CANDIDATE_FINDERS, NUMBER, PHRASE_TYPES, country_of, person_names
 from bot.answer.clauses import Mention, clauses, owner
-from bot.answer.corpus import Corpus
+from bot.answer.corpus import Corpus, Knowledge
 from bot.answer.kinds import describe, described_person, yes_no
 from bot.answer.language import (
     MEDALS,
@@ -87,11 +88,33 @@ UNREALIZED = re.compile(
 
 
 class ExtractiveAnswerer:
-    """Sentence selection by meaning + key-term coverage, typed phrase extraction, principled abstention."""
+    """Sentence selection by meaning + key-term coverage, typed phrase extraction, principled abstention.
 
-    def __init__(self, vectors: CachedEmbeddings, chunks: list[Document]):
+    What it knows of all the documents comes from `knowledge` (learnt at indexing); for each question it reads only
+    the stored chunks `around(passages)` returns: the passages and their neighbourhood, never whole documents."""
+
+    def __init__(
+        self, vectors: CachedEmbeddings, knowledge: Knowledge, around: Callable[[list[Passage]], list[Document]]
+    ):
         self.vectors = vectors  # shared with retrieval: the question it embedded is found here, not embedded again
-        self.corpus = Corpus(chunks)
+        self.knowledge, self.around = knowledge, around
+
+    def corpus_for(self, passages: list[Passage]) -> Corpus:
+        return Corpus(self.around(passages) if passages else [], self.knowledge)
+
+    def sentences_in(self, passage: Passage) -> list[Sentence]:
+        """The sentences of a passage (for the guard, which checks an LLM's claims against them)."""
+        return self.corpus_for([passage]).sentences_in(passage)
+
+    def __call__(self, question: str, passages: list[Passage]) -> Draft:
+        return Reader(self.vectors, self.corpus_for(passages))(question, passages)
+
+
+class Reader:
+    """One question's reading of the chunks around its passages (see ExtractiveAnswerer)."""
+
+    def __init__(self, vectors: CachedEmbeddings, corpus: Corpus):
+        self.vectors, self.corpus = vectors, corpus
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
         question = self.corpus.named_by_nationality(question)

@@ -1,0 +1,59 @@
+"""What is known of all the indexed documents together (bot.answer.corpus.Knowledge), learnt once from every stored
+chunk when indexing changes the store, and kept beside the index with the store's generation. A bot starting up
+loads it instead of reading every chunk; when it is missing or stale (an index built elsewhere, a Chroma server
+indexed from another machine) the bot learns it from the store once and keeps it."""
+
+import logging
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+from bot.answer.corpus import Corpus, Knowledge
+from bot.suggestions import candidate_questions
+from index.store import all_chunks
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1  # bump when Knowledge changes shape: older files are then learnt again
+
+
+def learn(store) -> Knowledge:
+    """Read every chunk of the store once and learn what the documents tell together."""
+    corpus = Corpus(all_chunks(store))
+    corpus.knowledge.example_questions = candidate_questions(corpus)
+    return corpus.knowledge
+
+
+def knowledge_path(index_dir: Path, collection: str) -> Path:
+    return index_dir / f"{collection}.knowledge.pickle"
+
+
+def save(knowledge: Knowledge, path: Path, generation: str) -> None:
+    """Written whole or not at all (a temporary file renamed into place), for readers in other processes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name, delete=False) as tmp:
+        pickle.dump({"format": FORMAT, "generation": generation, "knowledge": knowledge}, tmp)
+    os.replace(tmp.name, path)
+
+
+def load(path: Path, generation: str) -> Knowledge | None:
+    """The kept knowledge when it was learnt from this generation of the store, else None. (A file this program
+    wrote beside the index, trusted like the index itself.)"""
+    try:
+        with path.open("rb") as f:
+            kept = pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+    if kept.get("format") != FORMAT or kept.get("generation") != generation:
+        return None
+    return kept["knowledge"]
+
+
+def load_or_learn(store, path: Path, generation: str) -> Knowledge:
+    knowledge = load(path, generation)
+    if knowledge is None:
+        log.info("learning the documents from every stored chunk (once per change of the index)")
+        knowledge = learn(store)
+        save(knowledge, path, generation)
+    return knowledge
