@@ -169,37 +169,50 @@ class ServedBot:
                 self.warm_up()
             return seen
         with self._swap_lock:
-            self._retire_local_store()
+            replaced = self._forget_local_store()
             try:
                 fresh = EventBot(self.bot.settings)
                 fresh.ask(WARM_UP_QUESTION)
-            except StoreUnavailableError as exc:
-                log.info("index changed, but no fresh bot yet: %s", exc)
-                return seen
-            except Exception:
-                log.exception("index changed, but a fresh bot could not be opened")
+            except Exception as exc:
+                if isinstance(exc, StoreUnavailableError):
+                    log.info("index changed, but no fresh bot yet: %s", exc)
+                else:
+                    log.exception("index changed, but a fresh bot could not be opened")
+                self._retire(self._forget_local_store())  # the failed bot's, if it opened one
+                self._restore_local_store(replaced)
                 return seen
             self.bot, self._signature, self.ready = fresh, seen, True
+            self._retire(replaced)
         log.info("index changed: serving a fresh bot (%s)", self._signature)
         return seen
 
-    def _retire_local_store(self) -> None:
-        """Make the next embedded client read the folder afresh. Chroma keeps one client system per folder and
-        process, whose in-memory vector index does not see what another process (`eventbot index`) wrote since,
-        nor a folder deleted and made again: the next `EventBot` gets a new one. The old bot keeps its own until
-        it is stopped, a grace period later (requests in flight on the old bot finish first)."""
-        now = time.monotonic()
-        for retired_at, system in [r for r in self._retired if now - r[0] > RETIRED_STORE_GRACE_S]:
-            self._retired.remove((retired_at, system))
-            try:
-                system.stop()
-            except Exception:
-                log.debug("stopping a retired Chroma system", exc_info=True)
+    # Chroma keeps one client system per folder and process, whose in-memory vector index does not see what
+    # another process (`eventbot index`) wrote since, nor a folder deleted and made again: a fresh bot needs a
+    # new one. The swapped-out bot keeps its own, stopped a grace period later (its requests are long done).
+
+    def _forget_local_store(self) -> Any:
+        """Take the embedded index's client system out of Chroma's cache (None in server mode or if none)."""
         if self.bot.settings.chroma_url:
-            return
+            return None
         from chromadb.api.shared_system_client import SharedSystemClient
 
-        system = SharedSystemClient._identifier_to_system.pop(str(self.bot.settings.index_dir), None)
+        return SharedSystemClient._identifier_to_system.pop(str(self.bot.settings.index_dir), None)
+
+    def _restore_local_store(self, system: Any) -> None:
+        if system is not None:
+            from chromadb.api.shared_system_client import SharedSystemClient
+
+            SharedSystemClient._identifier_to_system[str(self.bot.settings.index_dir)] = system
+
+    def _retire(self, system: Any) -> None:
+        """Stop `system` a grace period from now, and those retired a grace period ago."""
+        now = time.monotonic()
+        for retired_at, old in [r for r in self._retired if now - r[0] > RETIRED_STORE_GRACE_S]:
+            self._retired.remove((retired_at, old))
+            try:
+                old.stop()
+            except Exception:
+                log.debug("stopping a retired Chroma client system", exc_info=True)
         if system is not None:
             self._retired.append((now, system))
 
