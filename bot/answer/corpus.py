@@ -12,7 +12,7 @@ from langchain_core.documents import Document
 
 from bot.answer.candidates import country_of, person_names
 from bot.answer.clauses import Mention
-from bot.answer.language import STOPWORDS, term, words
+from bot.answer.language import STOPWORDS, term, terms_of, words
 from bot.answer.linking import Lexicon
 from bot.answer.parse_checks import EntityLabels
 from bot.types import Passage, Sentence, Span
@@ -211,7 +211,7 @@ class Corpus:
 
     def _quoted(self, name: str) -> set[str]:
         """The terms of `name` if the documents quote that person, else nothing."""
-        terms = {term(w) for w, _ in words(name)}
+        terms = terms_of(name)
         return terms if terms & self._speaker_terms else set()
 
     def mentions(self, text: str) -> list[Mention]:
@@ -284,7 +284,7 @@ class Corpus:
             paragraph = text[start : end if end >= 0 else len(text)]
             m = SPEECH.search(paragraph)
             if m and (m.group(1) or m.group(2)):
-                return {term(w) for w, _ in words(m.group(1) or m.group(2))}
+                return terms_of(m.group(1) or m.group(2))
             if m:  # "the Frenchman said": the one Frenchman; "The skater said": whom the text before is about
                 described = re.match(r"[Tt]he\s+([\w-]+)", m.group())
                 country = country_of(described.group(1)) if described else ""

@@ -20,6 +20,7 @@ from bot.answer.language import (
     STOPWORDS,
     lemma,
     term,
+    terms_of,
     words,
 )
 from bot.answer.linking import PERSON_NOUNS, fold
@@ -173,7 +174,7 @@ class Reader:
     def _subject_there(self, q: Question, s: Sentence) -> bool:
         """The thing the question measures is in the sentence: "How long did the rain delay last?" is not
         answered by "The match lasted two hours and 41 minutes" (no delay there)."""
-        said = {term(w) for w, _ in words(s.text)}
+        said = terms_of(s.text)
         return all(t in said for t in q.subject_nouns)
 
     def _names_in(self, text: str) -> set[str]:
@@ -324,8 +325,8 @@ class Reader:
         near-synonym in the sentence ("prize" ~ "medal")."""
         own_words = [w for w, _ in words(s.text)]
         own = {term(w) for w in own_words}
-        window = {term(w) for w, _ in words(self.corpus.window(s))} | self.corpus.speaker(s)
-        context = {term(w) for w, _ in words(self.corpus.context(s))}
+        window = terms_of(self.corpus.window(s)) | self.corpus.speaker(s)
+        context = terms_of(self.corpus.context(s))
         name_terms = {t for name in q.names for t in name}
         total = hit = 0.0
         # a word the documents never use weighs like an average word of the question, not like the rarest
@@ -384,7 +385,7 @@ class Reader:
         if FUTURE.search(q.text) and not FUTURE_TOLD.search(s.text):
             return False  # "Where will next year's championship be held?" is not answered by where this one was
         speaker = self.corpus.speaker(s) | self.corpus.referent(s)  # who says it, or whom "The 26-year-old" means
-        context_terms = {term(w) for w, _ in words(self.corpus.context(s))} | speaker
+        context_terms = terms_of(self.corpus.context(s)) | speaker
         people = [name for name in q.names if not set(name) <= EVENT_NAME_TERMS]
         named = [bool(set(name) & context_terms) for name in people]
         # a quote question needs its speaker nearby; what the quote is about may be a "him" or "her"
@@ -394,17 +395,13 @@ class Reader:
             return False
         if q.answer_type in PHRASE_TYPES - {AnswerType.PERSON}:
             # a value (an age, a time, a sum) belongs to someone named in the sentence or the one before
-            window_terms = {term(w) for w, _ in words(self.corpus.window(s))} | speaker
+            window_terms = terms_of(self.corpus.window(s)) | speaker
             if any(not set(name) & window_terms for name in people):
                 return False
         # what a sentence only hoped for ("in a position to win gold") does not count, except for why-questions,
         # which ask about exactly that contrast ("Why did she win silver instead of gold?")
         window_text = self.corpus.window(s)
-        window = (
-            {term(w) for w, _ in words(window_text)}
-            if q.answer_type is AnswerType.REASON
-            else (_realized_terms(q, window_text))
-        )
+        window = terms_of(window_text) if q.answer_type is AnswerType.REASON else (_realized_terms(q, window_text))
         own = _realized_terms(q, _without_durations(s.text))
         nationality = self._asked_nationality(q)
         # a placing, medal or number must be in the sentence itself; a country or day may be in the one before
@@ -452,12 +449,12 @@ class Reader:
         """The sentence names people, none of them the one asked about: "How old is Glenn?" is not answered
         by "25-year-old Sakamoto…"."""
         people = [
-            {term(w) for w, _ in words(p.text)}
+            terms_of(p.text)
             for p in person_names(s.text, self.corpus.lexicon)
             if not re.match(r"['’]s\b", s.text[p.end :])  # "pulled Haldane's arm" is not about Haldane
         ]
         asked = [set(name) for name in q.names]
-        if PRONOUN.search(s.text) and any(a & {term(w) for w, _ in words(self.corpus.window(s))} for a in asked):
+        if PRONOUN.search(s.text) and any(a & terms_of(self.corpus.window(s)) for a in asked):
             return False  # "…caused him to finish 1.91 points behind Liu": "him" is who was just named
         return bool(people) and not any(p & a for p in people for a in asked)
 
@@ -521,8 +518,8 @@ class Reader:
         found = [
             c
             for c in finder(s.text, self.corpus.lexicon)
-            if not {term(w) for w, _ in words(c.text)} <= q_terms  # the question's own words are no answer
-            and not (q.answer_type is AnswerType.PERSON and {term(w) for w, _ in words(c.text)} & name_terms)
+            if not terms_of(c.text) <= q_terms  # the question's own words are no answer
+            and not (q.answer_type is AnswerType.PERSON and terms_of(c.text) & name_terms)
             and (ago_ok or not re.match(r"\s+ago\b", s.text[c.end :]))  # "two days ago" says when, not how long
             and not any(a <= c.start < b for a, b in unrealized)  # "a good position to win gold" is no medal
             and not (asked and q.answer_type is not AnswerType.PERSON and _owned_by_other(s.text, c, mentions, asked))
@@ -539,7 +536,7 @@ class Reader:
                     c
                     for c in found
                     if c.text[:1].islower()  # "a cameraman"
-                    or any({term(w) for w, _ in words(c.text)} & a for a in agents)
+                    or any(terms_of(c.text) & a for a in agents)
                 ]
         found = [c for c in found if self._parse_agrees(q, s, c)]
         if q.type_word == "date":
@@ -550,14 +547,14 @@ class Reader:
         nationality = self._asked_nationality(q)
         if nationality:  # "Which American skaters…": people the documents call American
             people = self.corpus.nationals[country_of(q.surface.get(nationality, nationality))]
-            found = [c for c in found if any({term(w) for w, _ in words(c.text)} & p for p in people)]
+            found = [c for c in found if any(terms_of(c.text) & p for p in people)]
         if q.answer_type is AnswerType.PERSON and q.closed:  # "Who finished fourth?": whose fourth place it is
             holders = [
                 owner(s.text, pos, mentions) for w, pos in words(s.text) if term(w) in set(q.closed) & EXACT_CLOSED
             ]
             known = [h.person for h in holders if h and h.person]
             if known:
-                found = [c for c in found if any({term(w) for w, _ in words(c.text)} & h for h in known)]
+                found = [c for c in found if any(terms_of(c.text) & h for h in known)]
         return found
 
     def _does(self, q: Question, text: str) -> bool:
@@ -626,8 +623,8 @@ class Reader:
             if s.coverage < needed and s.dense < MIN_DENSE_ALONE:
                 continue
             for c in s.candidates:
-                terms = {term(w) for w, _ in words(c.text)}
-                if any(terms & {term(w) for w, _ in words(n)} for n, _ in names):
+                terms = terms_of(c.text)
+                if any(terms & terms_of(n) for n, _ in names):
                     continue
                 if s not in quotes:
                     quotes.append(s)
@@ -649,9 +646,9 @@ class Reader:
                 return [replace(following[0], chunk_id=following[0].chunk_id or best.chunk_id)]
         if q.answer_type in PHRASE_TYPES - {AnswerType.PERSON} or not rest:
             return []
-        best_terms = {term(w) for w, _ in words(best.text)}
+        best_terms = terms_of(best.text)
         for s in rest[:3]:
-            new_terms = {term(w) for w, _ in words(s.text)} - best_terms
+            new_terms = terms_of(s.text) - best_terms
             if s.score >= SECOND_SENTENCE_RATIO * best.score and set(q.terms) & new_terms:
                 return [s]
         if q.answer_type in {AnswerType.ANY, AnswerType.REASON}:

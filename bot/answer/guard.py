@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.answer.generative import Generation
-from bot.answer.language import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, term, words
+from bot.answer.language import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, term, terms_of, words
 from bot.types import Draft, Passage, Sentence, Span
 
 log = logging.getLogger(__name__)
@@ -179,9 +179,9 @@ def disagrees(text: str, extractive: Draft, question: str) -> str | None:
     phrase = extracted_phrase(extractive)
     if not phrase:
         return None
-    asked = {term(w) for w, _ in words(question)}
+    asked = terms_of(question)
     new = [w for w, _ in words(phrase) if w.lower() not in STOPWORDS and term(w) not in asked]
-    said = {term(w) for w, _ in words(MARKER.sub(" ", text))}
+    said = terms_of(MARKER.sub(" ", text))
     said_numbers = numbers_in(normalize(text))
     numbers = [w for w in new if _value(w) in numbers_in(normalize(w))]
     if not new or (any(term(w) in said for w in new) and all(_value(n) in said_numbers for n in numbers)):

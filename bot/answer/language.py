@@ -284,9 +284,16 @@ TITLE_WORDS = {"mr", "mrs", "ms", "dr", "coach", "president", "director", "capta
 IRREGULAR = {"won": "win", "felt": "feel", "thought": "think", "broke": "break", "wept": "weep", "fought": "fight"}
 
 
-def words(text: str) -> list[tuple[str, int]]:
-    """Word tokens with their character offsets."""
-    return [(m.group(), m.start()) for m in WORD.finditer(text)]
+@lru_cache(maxsize=8192)
+def words(text: str) -> tuple[tuple[str, int], ...]:
+    """Word tokens with their character offsets (cached: the reader asks it of the same sentences many times)."""
+    return tuple((m.group(), m.start()) for m in WORD.finditer(text))
+
+
+@lru_cache(maxsize=8192)
+def terms_of(text: str) -> frozenset[str]:
+    """The comparable forms (see `term`) of the words of a text."""
+    return frozenset(term(w) for w, _ in words(text))
 
 
 @lru_cache(maxsize=50_000)
@@ -319,7 +326,7 @@ def name_groups(text: str, proper_nouns: set[str]) -> list[Span]:
     "Cordillera-Ruta", "Col de Sarrat"."""
     groups: list[Span] = []
     current: list[tuple[str, int]] = []
-    tokens = words(text) + [("", len(text))]
+    tokens = [*words(text), ("", len(text))]
     for i, (w, pos) in enumerate(tokens):
         if current and text[current[-1][1] + len(current[-1][0]) : pos].strip() not in ("", "-"):
             _close(text, current, groups)  # punctuation between two words ends a name: "Afterwards, Glenn"
