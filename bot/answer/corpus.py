@@ -96,6 +96,7 @@ class Corpus:
         for c in sorted(chunks, key=lambda c: int(c.metadata["start"])):
             for s in self._within(c.metadata["path"], int(c.metadata["start"]), len(c.page_content)):
                 s.chunk_id = s.chunk_id or c.metadata["chunk_id"]
+        learning = knowledge is None
         if knowledge is None:
             knowledge = self._learn({path: (self.sources[path], titles[path]) for path in self.texts})
         self.knowledge = knowledge
@@ -108,8 +109,9 @@ class Corpus:
         )
         # who is quoted in each sentence, worked out once: answering asks it of many sentences per question
         self._speakers = {(s.path, s.index): self._find_speaker(s) for sents in self.sentences.values() for s in sents}
-        self._speaker_terms = knowledge.speaker_terms or set().union(*self._speakers.values())
-        knowledge.speaker_terms = self._speaker_terms
+        if learning:  # "is X ever quoted?" in O(1), over all documents
+            knowledge.speaker_terms = set().union(*self._speakers.values())
+        self._speaker_terms = knowledge.speaker_terms
 
     @property
     def documents(self) -> int:
