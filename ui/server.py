@@ -57,6 +57,7 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     sock.set_inheritable(True)
+    sock.listen(2048)  # connections wait in the backlog from now on, not refused until uvicorn has started
     return sock
 
 
