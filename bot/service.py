@@ -60,11 +60,13 @@ def build_index(
     folders = [p for p in paths if p.is_dir()]  # what is no longer under an indexed folder is removed
     report = index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
     if not settings.chroma_url:  # learnt now, once, rather than by the first bot to start
-        learn_index(settings, client, store)
+        learn_index(settings, client, store, show_progress)
     return report
 
 
-def learn_index(settings: Settings, client, store) -> tuple[Knowledge, KeywordIndex | None]:
+def learn_index(
+    settings: Settings, client, store, show_progress: bool = False
+) -> tuple[Knowledge, KeywordIndex | None]:
     """What answering needs of the store as a whole, for its current generation: the documents' knowledge and the
     BM25 index. With an index folder, each is loaded from beside the index, or learnt from every chunk once and kept
     there (at indexing, so that a bot starts without reading the corpus). With a Chroma server nothing is written
@@ -72,9 +74,10 @@ def learn_index(settings: Settings, client, store) -> tuple[Knowledge, KeywordIn
     generation = collection_stats(client, settings.collection)["generation"]
     keep = not settings.chroma_url
     if keep:
-        knowledge = load_or_learn(store, knowledge_path(settings.index_dir, settings.collection), generation)
+        path = knowledge_path(settings.index_dir, settings.collection)
+        knowledge = load_or_learn(store, shared_embedder(), path, generation, show_progress)
     else:
-        knowledge = learn(store)
+        knowledge = learn(store, shared_embedder())
     keywords = None
     if settings.retriever == "hybrid":
         folder = keyword_folder(settings.index_dir, settings.collection, generation)
@@ -139,7 +142,7 @@ class EventBot:
         if not chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
         self.knowledge, keywords = learn_index(settings, client, self.store)
-        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries)
+        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries, self.knowledge.word_vectors)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         self.answerer = ExtractiveAnswerer(vectors, self.knowledge, self.retriever.around)
         guard = None

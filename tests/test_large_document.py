@@ -29,10 +29,10 @@ ARTICLE_QUESTIONS = [
     "How old is Sakamoto?",
     "Where did Glenn finish?",
 ]
-# Texts one question may have embedded: the question and its rewordings, at most READ_BUDGET sentences, and the
-# distinct words of those sentences (the digest's sentences have at most about 30 words each). Reading the whole
-# digest embedded its ~2,000 sentences.
-MAX_EMBEDDED_PER_QUESTION = 10 + READ_BUDGET * 31
+# Texts one question may have the model embed: the question, its rewordings and its own words, and at most
+# READ_BUDGET sentences (the documents' words were embedded at indexing). Reading the whole digest embedded its
+# ~2,000 sentences.
+MAX_EMBEDDED_PER_QUESTION = READ_BUDGET + 20
 WARM_RATIO_LIMIT = 5.0
 
 

@@ -8,6 +8,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 from langchain_core.documents import Document
 
 from bot.answer.candidates import country_of, person_names
@@ -57,6 +58,9 @@ class Knowledge:
     speaker_terms: set[str]
     sources: dict[str, tuple[str, str]]  # path -> (source, title)
     example_questions: list[str] = field(default_factory=list)
+    # the vector of each content word of the documents, embedded once when learning: near-synonyms are looked for
+    # among these at ask time, and the model then embeds only the question's own words
+    word_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 class Corpus:

@@ -18,6 +18,7 @@ from bot.answer.language import (
     ORDINALS,
     ORG_WORDS,
     STOPWORDS,
+    content_words,
     lemma,
     term,
     terms_of,
@@ -303,7 +304,7 @@ class Reader:
         # near-synonyms are looked for among the sentences' words: embed those not cached in one batch, not
         # sentence by sentence (a model call costs far more than one more short text in a batch)
         asked = [q.surface.get(t, t) for t in q.terms]
-        self.vectors.vectors(sorted({*asked, *(w for s in sentences for w in _content([w for w, _ in words(s.text)]))}))
+        self.vectors.vectors(sorted({*asked, *(w for s in sentences for w in synonym_candidates(s.text))}))
         for s, vec in zip(sentences, self.vectors.vectors([s.text for s in sentences]), strict=True):
             s.dense = float(vec @ qvec)
             s.candidates = self._candidates(q, s)
@@ -367,7 +368,7 @@ class Reader:
         ]
 
     def _synonym_credit(self, word: str, sentence_words: list[str]) -> float:
-        content = _content(sentence_words)
+        content = content_words(sentence_words)
         if not content:
             return 0.0
         vectors = self.vectors.vectors([word, *content])
@@ -562,9 +563,7 @@ class Reader:
         compared in dictionary form ("shielded" ~ "to block", "filmed" ~ "recording"; a noun like "video" does not
         count)."""
         verb = lemma(q.surface.get(q.relation or "", q.relation or ""))
-        tokens = [w for w, _ in words(text)]
-        verbs = [w for w in tokens if re.search(r"(?:ed|ing)$", w)] + re.findall(r"\bto\s+([a-z]+)\b", text)
-        return q.relation in {term(w) for w in tokens} or bool(self._synonym_credit(verb, [lemma(w) for w in verbs]))
+        return q.relation in terms_of(text) or bool(self._synonym_credit(verb, _verbs(text)))
 
     def _doers(self, q: Question, text: str) -> list[Span]:
         """Who does what a who-question asks about, told by a noun phrase rather than a name: the subject of
@@ -664,9 +663,18 @@ class Reader:
         return Draft(text, True, [], reason)
 
 
-def _content(sentence_words: list[str]) -> list[str]:
-    """The words of a sentence that may be near-synonyms of a question's word: no stop words, no "'s"."""
-    return [re.sub(r"['’]s$", "", w) for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
+def _verbs(text: str) -> list[str]:
+    """The verbs of a sentence in dictionary form, roughly ("shielded", "recording", "to block")."""
+    tokens = [w for w, _ in words(text)]
+    return [
+        lemma(w) for w in [w for w in tokens if re.search(r"(?:ed|ing)$", w)] + re.findall(r"\bto\s+([a-z]+)\b", text)
+    ]
+
+
+def synonym_candidates(text: str) -> set[str]:
+    """The words of a sentence that a question's word may be a near-synonym of: its content words and its verbs.
+    Their vectors are learnt at indexing (bot.knowledge), so answering embeds only the question's own words."""
+    return {*content_words([w for w, _ in words(text)]), *_verbs(text)}
 
 
 def _unrealized_spans(q: Question, text: str) -> list[tuple[int, int]]:

@@ -290,6 +290,11 @@ def words(text: str) -> tuple[tuple[str, int], ...]:
     return tuple((m.group(), m.start()) for m in WORD.finditer(text))
 
 
+def content_words(sentence_words: list[str]) -> list[str]:
+    """The words of a sentence that may be near-synonyms of a question's word: no stop words, no "'s"."""
+    return [re.sub(r"['’]s$", "", w) for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
+
+
 @lru_cache(maxsize=8192)
 def terms_of(text: str) -> frozenset[str]:
     """The comparable forms (see `term`) of the words of a text."""
