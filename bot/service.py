@@ -60,7 +60,9 @@ def build_index(
     folders = [p for p in paths if p.is_dir()]  # what is no longer under an indexed folder is removed
     report = index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
     if not settings.chroma_url:  # learnt now, once, rather than by the first bot to start
+        started = time.perf_counter()
         learn_index(settings, client, store, show_progress)
+        report.seconds += time.perf_counter() - started
     return report
 
 
