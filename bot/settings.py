@@ -26,6 +26,9 @@ class Settings(BaseSettings):
         20_000, description="vectors (question, sentence, word) kept in memory at ask time; 1.5 KB each"
     )
     chunk_cache_entries: int = Field(2_000, description="chunks read from the store kept in memory; ~5 KB each")
+    serve_torch_threads: int = Field(
+        1, ge=1, description="torch threads per request when serving (requests run in parallel)"
+    )
 
     llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"
     llm_model: str | None = None

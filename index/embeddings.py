@@ -26,3 +26,12 @@ def load_embedder() -> HuggingFaceEmbeddings:
         model_kwargs={"device": "cpu"},
         encode_kwargs={"normalize_embeddings": True, "batch_size": 32},
     )
+
+
+def use_threads(n: int) -> None:
+    """Torch's threads per embedding call. A server answers requests in parallel threads: with one torch thread
+    each, two requests use two cores, where two-thread calls would fight over them (measured: a question took
+    200-350 ms to embed under load with two threads each, 19 ms with one)."""
+    import torch
+
+    torch.set_num_threads(max(1, n))

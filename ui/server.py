@@ -13,12 +13,14 @@ from gradio.routes import App as GradioApp  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
 from bot.service import EventBot  # noqa: E402
+from index.embeddings import use_threads  # noqa: E402
 from ui.api import ServedBot, build_api  # noqa: E402
 from ui.chat import CSS, THEME, build_chat  # noqa: E402
 
 
 def create_app(bot: EventBot | ServedBot) -> FastAPI:
     """The API routes first, then the chat at `/` (a mount at `/` catches only what no route matched)."""
+    use_threads(bot.settings.serve_torch_threads)  # before the warm-up answer: requests run in parallel threads
     served = bot if isinstance(bot, ServedBot) else ServedBot(bot)
     app = build_api(served)
     key = served.settings.api_key
