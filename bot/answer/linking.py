@@ -74,6 +74,26 @@ QUESTION_START = {
 }
 
 
+def _trie_pattern(names: Iterable[str]) -> str:
+    """One regular expression matching any of `names`, longest first, factored by common prefixes ("Kaori(?:
+    Sakamoto)?"): a flat alternation of thousands of names is tried name by name at every position of a text."""
+    trie: dict = {}
+    for name in names:
+        node = trie
+        for char in name:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a name ends here
+
+    def pattern(node: dict) -> str:
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body  # greedy: the longer name is tried first
+
+    return pattern(trie)
+
+
 def fold(text: str) -> str:
     """Lowercase, accents and possessive dropped, curly apostrophes straightened: the form names are compared in."""
     text = unicodedata.normalize("NFKD", text.replace("’", "'")).encode("ascii", "ignore").decode()
@@ -106,7 +126,7 @@ class Lexicon:
         particles = _particles([text for text, _ in sentences_list])
         alternation = "|".join(re.escape(w) for w in sorted(particles))
         self._particle_gap = re.compile(rf"\s+(?:(?:{alternation})\s+){{1,2}}") if particles else None
-        alternatives = "|".join(re.escape(p) for p in sorted(self.people, key=len, reverse=True))
+        alternatives = _trie_pattern(self.people)
         self._people_pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])") if self.people else None
         self.lemmas = {fold(t.lemma) for _, parsed in sentences_list for t in parsed.tokens}
         # a word the documents ever write in lower case stays lower case ("marathon" though "Porto Marathon")
