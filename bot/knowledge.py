@@ -20,7 +20,7 @@ from index.store import all_chunks
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # bump when Knowledge changes shape: older files are then learnt again
+FORMAT = 3  # bump when Knowledge changes shape: older files are then learnt again
 
 
 WORD_BATCH = 512

@@ -7,6 +7,7 @@ import logging
 import re
 import shutil
 import threading
+from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 import bm25s
@@ -127,29 +128,27 @@ class Retriever:
         self._keep(got["ids"], got["documents"], got["metadatas"])
         return [_passage(cid, *found[cid]) for cid in top if cid in found]  # unless deleted meanwhile
 
-    def around(self, passages: list[Passage]) -> list[Document]:
-        """The stored chunks that start within AROUND_CHARS of a passage, in its document: what the answerer reads
-        for one question. Bounded by the passages, never a whole document."""
-        ranges: dict[str, list[tuple[int, int]]] = {}
+    def around(self, passages: list[Passage], chunk_starts: dict[str, list[tuple[int, str]]]) -> list[Document]:
+        """The stored chunks that start within AROUND_CHARS of a passage, in its document (found in `chunk_starts`,
+        each document's chunks by start, as indexing learnt them): what the answerer reads for one question.
+        Bounded by the passages, never a whole document; read by id, from the cache when there."""
+        wanted: dict[str, None] = {}
         for p in passages:
-            ranges.setdefault(p.path, []).append((p.start - AROUND_CHARS, p.start + len(p.text) + AROUND_CHARS))
-        clauses = [
-            {"$and": [{"path": path}, {"start": {"$gte": lo}}, {"start": {"$lte": hi}}]}
-            for path, spans in ranges.items()
-            for lo, hi in _merged(spans)
-        ]
-        if not clauses:
-            return []
+            starts = chunk_starts.get(p.path, [])
+            lo = bisect_left(starts, (p.start - AROUND_CHARS, ""))
+            hi = bisect_right(starts, (p.start + len(p.text) + AROUND_CHARS, "\uffff"))
+            wanted.update(dict.fromkeys(cid for _, cid in starts[lo:hi]))
+            wanted[p.chunk_id] = None
+        with self._lock:
+            missing = [cid for cid in wanted if cid not in self._chunks]
         try:
-            ids = self.store._collection.get(where=clauses[0] if len(clauses) == 1 else {"$or": clauses}, include=[])
-            missing = [cid for cid in ids["ids"] if cid not in self._chunks]
             if missing:
                 got = self.store._collection.get(ids=missing, include=["documents", "metadatas"])
                 self._keep(got["ids"], got["documents"], got["metadatas"])
-            with self._lock:
-                return [self._chunks[cid] for cid in ids["ids"] if cid in self._chunks]
         except Exception as exc:
             raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
+        with self._lock:
+            return [self._chunks[cid] for cid in wanted if cid in self._chunks]
 
     def _keep(self, ids: list[str], texts: list[str], metas: list[dict]) -> None:
         with self._lock:
@@ -167,16 +166,6 @@ def _passage(cid: str, text: str, meta: dict, score: float) -> Passage:
         start=int(meta["start"]),
         score=score,
     )
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted(spans):
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
 
 
 def _rrf(rankings: list[list[str]]) -> list[str]:

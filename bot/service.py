@@ -146,7 +146,8 @@ class EventBot:
         self.knowledge, keywords = learn_index(settings, client, self.store)
         vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries, self.knowledge.word_vectors)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
-        self.answerer = ExtractiveAnswerer(vectors, self.knowledge, self.retriever.around)
+        chunk_starts = self.knowledge.chunk_starts
+        self.answerer = ExtractiveAnswerer(vectors, self.knowledge, lambda ps: self.retriever.around(ps, chunk_starts))
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
