@@ -209,7 +209,7 @@ def collection_stats(client: chromadb.ClientAPI, name: str) -> dict:
 
 
 def all_chunks(store: Chroma) -> list[Document]:
-    """Every stored chunk with its metadata (for BM25 and for /healthz counts)."""
+    """Every stored chunk with its metadata: what learning the documents reads, once per change of the index."""
     got = store._collection.get(include=["documents", "metadatas"])
     return [
         Document(page_content=text, metadata=meta | {"chunk_id": cid})
