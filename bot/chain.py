@@ -30,7 +30,9 @@ def cite(state: dict) -> Answer:
     return Answer(
         question=state["question"],
         answer=draft.text,
+        short_answer=None if draft.abstained else draft.short_answer,
         abstained=draft.abstained,
+        confidence=None if draft.confidence is None else round(draft.confidence, 4),
         citations=[
             Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text) for n, s in enumerate(draft.quotes, 1)
         ],

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from bot.answer.candidates import person_names
+from bot.answer.answerability import CALIBRATION_FILE, Answerability
 from bot.answer.corpus import Knowledge
-from bot.answer.extractive import ExtractiveAnswerer
+from bot.answer.reading import ReaderAnswerer
 from bot.chain import build_chain
 from bot.conversation import condense_question
 from bot.knowledge import knowledge_path, learn, load_or_learn
+from bot.reader.model import SpanReader
 from bot.retrieval import KeywordIndex, Retriever, keyword_folder
 from bot.settings import Settings
 from bot.suggestions import example_questions
@@ -46,6 +47,20 @@ def shared_embedder() -> Embeddings:
     return load_embedder()
 
 
+@cache
+def shared_reader(weights: Path, max_tokens: int) -> SpanReader:
+    """The span reader, loaded once per process."""
+    return SpanReader(weights, max_tokens)
+
+
+@cache
+def shared_answerability(path: Path, threshold: float | None) -> Answerability:
+    answerability = Answerability.load(path)
+    if threshold is not None:
+        answerability.threshold = threshold
+    return answerability
+
+
 def build_index(
     settings: Settings, paths: list[Path] | None = None, reset: bool = False, show_progress: bool = False
 ) -> IndexReport:
@@ -77,9 +92,9 @@ def learn_index(
     keep = not settings.chroma_url
     if keep:
         path = knowledge_path(settings.index_dir, settings.collection)
-        knowledge = load_or_learn(store, shared_embedder(), path, generation, show_progress)
+        knowledge = load_or_learn(store, path, generation, show_progress)
     else:
-        knowledge = learn(store, shared_embedder())
+        knowledge = learn(store)
     keywords = None
     if settings.retriever == "hybrid":
         folder = keyword_folder(settings.index_dir, settings.collection, generation)
@@ -144,10 +159,17 @@ class EventBot:
         if not chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
         self.knowledge, keywords = learn_index(settings, client, self.store)
-        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries, self.knowledge.word_vectors)
+        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         chunk_starts = self.knowledge.chunk_starts
-        self.answerer = ExtractiveAnswerer(vectors, self.knowledge, lambda ps: self.retriever.around(ps, chunk_starts))
+        self.answerer = ReaderAnswerer(
+            vectors,
+            self.knowledge,
+            lambda ps: self.retriever.around(ps, chunk_starts),
+            shared_reader(settings.reader_weights, settings.reader_max_tokens),
+            shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
+            settings.reader_windows,
+        )
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
@@ -188,5 +210,5 @@ class EventBot:
         return condense_question(
             state["linked"]["question"],
             state["linked"]["history"],
-            lambda text: [p.text for p in person_names(text, self.knowledge.lexicon)],
+            lambda text: [p.text for p in self.knowledge.lexicon.people_in(text)],
         )

@@ -7,6 +7,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "data"
+READER_WEIGHTS = Path(__file__).resolve().parent / "reader" / "weights" / "reader.safetensors"
 
 
 class Settings(BaseSettings):
@@ -28,6 +29,16 @@ class Settings(BaseSettings):
     chunk_cache_entries: int = Field(2_000, description="chunks read from the store kept in memory; ~5 KB each")
     serve_torch_threads: int = Field(
         1, ge=1, description="torch threads per request when serving (requests run in parallel)"
+    )
+
+    reader_weights: Path = Field(READER_WEIGHTS, description="the span reader's trained weights (`train-reader`)")
+    reader_max_tokens: int = Field(192, ge=64, le=512, description="tokens per window the reader reads")
+    reader_windows: int = Field(4, ge=1, le=20, description="sentences (each with its neighbours) read per question")
+    answer_threshold: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="answer when the learnt probability is at least this (default: the calibrated one)",
     )
 
     llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"

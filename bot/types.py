@@ -58,6 +58,8 @@ class Draft:
     quotes: list[Sentence]  # quotes[n-1] is what [n] cites
     reason: str = ""
     phrase: str = ""  # the precise phrase extracted from quotes[0] ("silver medal"), when the answer rests on one
+    short_answer: str | None = None  # the bare answer span as the document writes it, when the reply is that span
+    confidence: float | None = None  # the learnt probability that the reader's answer is right
 
 
 class Citation(BaseModel):
@@ -82,7 +84,13 @@ class Turn(BaseModel):
 class Answer(BaseModel):
     question: str
     answer: str
+    short_answer: str | None = Field(
+        None, description="The bare answer span exactly as the document writes it; null when abstained or a sentence"
+    )
     abstained: bool
+    confidence: float | None = Field(
+        None, description="The learnt probability that the answer is right (the answerer abstains below a threshold)"
+    )
     citations: list[Citation] = []
     contexts: list[Context] = []
     backend: str = "extractive"

@@ -108,8 +108,17 @@ def evaluate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with all metrics and items.")] = False,
     report: Annotated[Path | None, typer.Option(
         "--report", help="Write a Markdown report here, and its accuracy chart next to it (.png).")] = None,
+    squad: Annotated[Path | None, typer.Option(
+        "--squad", help="A SQuAD folder (split.json, dev-v2.0.json, dev-v1.1.json): score its questions instead "
+        "of the datasets, with the official SQuAD v2.0 scoring.")] = None,
+    articles: Annotated[list[str] | None, typer.Option(
+        "--articles", metavar="train|heldout|test|TITLE",
+        help="With --squad: the articles to index and ask (repeatable). `test` is first sight only.")] = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", min=1, help="With --squad: at most N questions per article, spread evenly over it.")] = None,
 ) -> None:
-    """Score question sets through the same chain as the UI, per kind and overall, in fresh temporary indexes."""
+    """Score question sets (or SQuAD articles, with --squad) through the same chain as the UI, in fresh temporary
+    indexes."""
     from rich.console import Console
 
     from bot.answer.generative import LLMSetupError
@@ -117,21 +126,36 @@ def evaluate(
     from index.loaders import DocumentLoadError
     from index.store import StoreUnavailableError
 
+    if squad is None and (articles or limit is not None):
+        fail("--articles and --limit go with --squad DIR")
+    if squad is not None and (datasets or not articles):
+        fail("--squad DIR needs --articles train|heldout|test|TITLE and takes no --dataset")
+    out = ev
+    if squad is not None:
+        from bot.eval import squad as out
+
+    def progress(line: str) -> None:
+        typer.echo(f"eval: {line}", err=True)
+
     try:
-        run = ev.run_evaluation(datasets or ev.default_datasets(), ev.parse_configs(configs or []),
-                                progress=lambda line: typer.echo(f"eval: {line}", err=True))
+        if squad is not None:
+            titles = out.resolve_articles(articles or [], squad)
+            run = out.run_squad(squad, titles, ev.parse_configs(configs or []), limit, progress=progress)
+        else:
+            run = ev.run_evaluation(datasets or ev.default_datasets(), ev.parse_configs(configs or []), progress)
         if report:
-            ev.write_report(run, report)
+            out.write_report(run, report)
     except (ev.EvaluationError, DocumentLoadError, StoreUnavailableError, LLMSetupError) as exc:
         fail(str(exc))
     if as_json:
-        typer.echo(ev.to_json(run))
+        typer.echo(out.to_json(run))
     else:
         console = Console(width=None if sys.stdout.isatty() else 200)  # piped: wide enough not to cut columns
-        for table in ev.rich_tables(run):
+        for table in out.rich_tables(run):
             console.print(table)
     if report:
-        typer.echo(f"eval: report written to {report} (chart {report.with_suffix('.png')})", err=True)
+        chart = "" if squad is not None else f" (chart {report.with_suffix('.png')})"
+        typer.echo(f"eval: report written to {report}{chart}", err=True)
 
 
 @app.command()
@@ -208,6 +232,39 @@ def serve_with_workers(host: str, port: int, workers: int) -> None:
                "worker is ready (Ctrl-C to stop)")
     verbose = logging.getLogger().isEnabledFor(logging.INFO)
     serve_workers(sock, workers, log_level="info" if verbose else "warning")
+
+
+@app.command("train-reader")
+def train_reader(
+    data: Annotated[Path | None, typer.Option("--data", help="The SQuAD folder (split.json, dev-v*.json).")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Where the weights, answerability.json and reports go.")] = Path(
+        "bot/reader/weights"),
+    epochs: Annotated[float, typer.Option("--epochs", help="Passes over the training windows.")] = 1.0,
+    limit: Annotated[int | None, typer.Option("--limit", help="At most this many questions (a quick run).")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 13,
+    calibrate_only: Annotated[bool, typer.Option(
+        "--calibrate-only", help="Keep the weights in --out; only learn again when to answer.")] = False,
+) -> None:
+    """Fine-tune the installed MiniLM into the span reader (SQuAD train articles + the development sets), then learn
+    when to answer from its readings of held-out articles."""
+    from bot.reader.calibration import calibrate
+    from bot.reader.card import write_card
+    from bot.reader.data import SQUAD_DIR
+    from bot.reader.training import TrainConfig, train, training_examples
+
+    squad = data or SQUAD_DIR
+    if not (squad / "split.json").is_file():
+        fail(f"no SQuAD split at {squad}: pass --data DIR (the folder with split.json and dev-v2.0.json)")
+    if not calibrate_only:
+        config = TrainConfig(epochs=epochs, limit=limit, seed=seed)
+        report = train(config, out, training_examples(config, squad))
+        first, last = report["losses"][0][1], report["losses"][-1][1]
+        typer.echo(f"Trained {report['steps']} steps on {report['windows']} windows ({report['questions']} questions) "
+                   f"in {report['seconds']:.0f}s; loss {first:.2f} -> {last:.2f}; weights in {out}.")
+    figures = calibrate(out, squad, limit)["cross_validated"]
+    write_card(out, squad)
+    typer.echo(f"Answerability: AUC {figures['auc']}, answers {figures['answered']:.0%} of {figures['questions']} "
+               f"questions with {figures['wrong']:.1%} wrong (cross-validated by article); {out / 'answerability.json'}.")
 
 
 @app.command()

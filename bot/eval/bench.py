@@ -241,6 +241,25 @@ def _measure_floor(f: dict, embedder, settings: Settings, sizes: Sizes) -> None:
         f["embed_only_c12_rps"] = max(rate, f.get("embed_only_c12_rps") or 0.0)
     torch.set_num_threads(default_threads)
     f["embed_only_rps"] = max(f["embed_only_serial_rps"], f["embed_only_c12_rps"])
+    _measure_reader_floor(f, settings, reps)
+
+
+def _measure_reader_floor(f: dict, settings: Settings, reps: int) -> None:
+    """What an answer cannot cost less than: embedding the question plus one pass of the span reader over as many
+    windows of three sentences of the article as the answerer reads."""
+    from bot.service import shared_reader
+    from index.text import parse_document
+
+    reader = shared_reader(settings.reader_weights, settings.reader_max_tokens)
+    text = settings.corpus[0].read_text(encoding="utf-8")
+    sentences = [s.text(text) for s in parse_document(text)]
+    windows = [" ".join(sentences[i : i + 3]) for i in range(0, 3 * settings.reader_windows, 3)]
+    reader.read("warm-up?", windows)
+    t0 = time.perf_counter()
+    for i in range(reps):
+        reader.read(f"Who won the gold medal in heat {i}?", windows)
+    f["reader_pass_ms"] = _ms((time.perf_counter() - t0) / reps)
+    f["floor_answer_ms"] = round(f["floor_embed_ms"] + f["reader_pass_ms"], 1)
 
 
 # --------------------------------------------------------------------------------------- answers, warm
@@ -267,6 +286,7 @@ def _measure_article(f: dict, settings: Settings, sizes: Sizes, prefix: str) -> 
     f[f"{prefix}ask_new_p95_ms"] = _pct(new, 95)
     f[f"{prefix}ask_new_max_ms"] = round(max(new), 1)
     f[f"{prefix}ask_new_p50_ratio"] = _ratio(f[f"{prefix}ask_new_p50_ms"], f["floor_embed_ms"])
+    f[f"{prefix}ask_new_p50_answer_ratio"] = _ratio(f[f"{prefix}ask_new_p50_ms"], f["floor_answer_ms"])
     scored = [score_item(i, a) for i, a in zip(items, first, strict=True)]
     retrieval = [r for r in scored if r.retrieval_scored]
     f[f"{prefix}hit_at_k"] = round(sum(r.evidence_rank is not None for r in retrieval) / len(retrieval), 3)
@@ -617,6 +637,10 @@ EXTRA_LABELS = {
     "torch_threads": "torch intra-op threads (default)",
     "embed_question_1thread_ms": "embed one question, torch on 1 thread (ms)",
     "floor_embed_ms": "FLOOR embed one question, best of default and 1 thread (ms)",
+    "reader_pass_ms": "the span reader's one pass over the windows an answer reads (ms)",
+    "floor_answer_ms": "FLOOR embed one question + one reader pass (ms)",
+    "ask_new_p50_answer_ratio": "RATIO new-question p50 / answer floor (goal ≤ 1.5)",
+    "large_ask_new_p50_answer_ratio": "RATIO new-question p50 at large corpus / answer floor",
     "embed_only_serial_rps": "FLOOR embed-only rate, one at a time (questions/s)",
     "embed_only_c12_rps": "FLOOR embed-only rate, 12 threads (questions/s)",
     "embed_only_rps": "FLOOR embed-only rate on both cores, best (questions/s)",

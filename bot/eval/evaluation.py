@@ -45,16 +45,20 @@ import string
 import tempfile
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from bot.settings import DEFAULT_CORPUS, Settings
 from bot.types import Answer, Turn
+
+if TYPE_CHECKING:
+    from bot.service import EventBot
 
 log = logging.getLogger(__name__)
 
@@ -541,28 +545,47 @@ class Evaluation:
 SHOWN_SETTINGS = ("retriever", "top_k", "chunk_size", "chunk_overlap", "llm", "llm_model")
 
 
-def evaluate_items(settings: Settings, items: Sequence[EvalItem], corpus: list[Path]) -> tuple[dict, list[ItemResult]]:
-    """Index `corpus` into a fresh temporary folder, open a bot on it and score every item."""
-    from bot.service import EventBot, QuestionError, build_index
+def shown_settings(settings: Settings) -> dict[str, Any]:
+    """The settings a reader of the results needs to tell configurations apart."""
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in settings.model_dump().items() if k in SHOWN_SETTINGS}
+
+
+@contextmanager
+def temporary_bot(settings: Settings, corpus: list[Path]) -> Iterator[tuple[dict, EventBot]]:
+    """Index `corpus` into a fresh temporary folder and open a bot on it: the user's index is never touched, and the
+    configuration's chunking settings are honoured. Yields (the indexing report, the bot)."""
+    from bot.service import EventBot, build_index
 
     with tempfile.TemporaryDirectory(prefix="eventbot-eval-", ignore_cleanup_errors=True) as tmp:
         local = settings.model_copy(update={"index_dir": Path(tmp), "chroma_url": None, "collection": "eval"})
         report = build_index(local, corpus)
-        bot = EventBot(local)
+        yield report.as_dict(), EventBot(local)
+
+
+def ask_or_refuse(bot: EventBot, question: str, history: Sequence[Turn] = ()) -> Answer:
+    """The bot's answer; a question the UI would refuse counts as an abstention with the reason."""
+    from bot.service import QuestionError
+
+    try:
+        return bot.ask(question, list(history))
+    except QuestionError as exc:
+        return Answer(question=question, answer=str(exc), abstained=True, backend="refused")
+
+
+def evaluate_items(settings: Settings, items: Sequence[EvalItem], corpus: list[Path]) -> tuple[dict, list[ItemResult]]:
+    """Index `corpus` into a fresh temporary folder, open a bot on it and score every item."""
+    with temporary_bot(settings, corpus) as (report, bot):
         results = []
         conversations: dict[str, list[Turn]] = {}
         for item in items:
             history = conversations.setdefault(item.conversation, []) if item.conversation else item.history
-            try:
-                answer = bot.ask(item.question, list(history))
-            except QuestionError as exc:  # the UI would refuse it: count as an abstention with the reason
-                answer = Answer(question=item.question, answer=str(exc), abstained=True, backend="refused")
+            answer = ask_or_refuse(bot, item.question, history)
             if item.conversation:
                 item = item.model_copy(update={"history": list(history)})
                 history += [Turn(role="user", content=item.question), Turn(role="assistant", content=answer.answer)]
             results.append(score_item(item, answer))
         del bot
-    return report.as_dict(), results
+    return report, results
 
 
 def run_evaluation(
@@ -586,10 +609,7 @@ def run_evaluation(
             if progress:
                 progress(f"{config.label}: {len(items)} questions of {run.name} on {', '.join(p.name for p in corpus)}")
             index, results = evaluate_items(s, items, corpus)
-            shown = {
-                k: (str(v) if isinstance(v, Path) else v) for k, v in s.model_dump().items() if k in SHOWN_SETTINGS
-            }
-            run.runs.append(ConfigRun(config, shown, index, results, summarize_by_kind(results)))
+            run.runs.append(ConfigRun(config, shown_settings(s), index, results, summarize_by_kind(results)))
     return Evaluation(list(configs), runs)
 
 

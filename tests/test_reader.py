@@ -1,0 +1,108 @@
+"""The span reader and the answerability classifier: a few training steps really train, the shipped weights read
+spans from text they never saw in training, and the question kinds the classifier leans on are told apart."""
+
+import json
+
+import pytest
+
+from bot.answer.answerability import FEATURES, Answerability, Evidence, asked_kind, features
+from bot.reader.calibration import squad_f1
+from bot.reader.data import dev_set_examples
+from bot.reader.model import SpanReader
+from bot.reader.training import TrainConfig, featurize, train
+from bot.settings import Settings
+
+STORY = (
+    "The regatta on Lake Ohrid was won by Marta Kowalczyk of Poland, who crossed the line 4.2 seconds ahead of "
+    "Ines Duarte. The race was delayed by 40 minutes because of strong winds. Kowalczyk, 31, dedicated the win to "
+    "her father."
+)
+
+
+@pytest.fixture(scope="module")
+def shipped_reader() -> SpanReader:
+    return SpanReader(Settings().reader_weights)
+
+
+def test_a_few_training_steps_lower_the_loss_and_the_weights_load_and_read(tmp_path):
+    examples = dev_set_examples()[:32]
+    report = train(TrainConfig(epochs=4, limit=32, batch_size=8, warmup=0.0, lr=3e-4), tmp_path, examples, False)
+    losses = [loss for _, loss in report["losses"]]
+    assert report["steps"] == len(losses) >= 8
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 - 0.5  # it learns what it is shown
+    weights = tmp_path / "reader.safetensors"
+    assert weights.stat().st_size < 25_000_000  # the frozen word embeddings are not stored
+    guesses = SpanReader(weights).read("Who won the regatta?", [STORY])
+    assert len(guesses) == 1 and 0 <= guesses[0].start < guesses[0].end <= len(STORY)
+
+
+def test_featurize_marks_the_answer_tokens_or_the_first_token_when_there_is_none():
+    from transformers import AutoTokenizer
+
+    from bot.reader.model import base_model_path
+
+    tokenizer = AutoTokenizer.from_pretrained(base_model_path())
+    answerable, unanswerable = dev_set_examples()[:1], []
+    for ex in dev_set_examples():
+        if ex.answer_start is None:
+            unanswerable = [ex]
+            break
+    windows = featurize(tokenizer, answerable + unanswerable, 256, 128)
+    found = tokenizer.decode(windows[0]["input_ids"][windows[0]["start"] : windows[0]["end"] + 1])
+    assert found.lower().replace(" ", "") == answerable[0].answer.lower().replace(" ", "")
+    assert (windows[-1]["start"], windows[-1]["end"]) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Who won the regatta?", "Marta Kowalczyk"),
+        ("How much was the race delayed by?", "40 minutes"),
+        pytest.param(
+            "who came second",
+            "Ines Duarte",
+            marks=pytest.mark.xfail(reason="needs an inference ('4.2 seconds ahead of' → second) the reader lacks"),
+        ),
+        ("how old is Kowalczyk", "31"),
+    ],
+)
+def test_the_shipped_reader_finds_spans_in_a_new_text(shipped_reader, question, expected):
+    best = max(shipped_reader.read(question, [STORY]), key=lambda g: g.margin)
+    assert expected in STORY[best.start : best.end]
+
+
+def test_the_shipped_answerability_loads_and_separates_a_good_reading_from_a_bad_one():
+    settings = Settings()
+    answerability = Answerability.load(settings.reader_weights.with_name("answerability.json"))
+    assert 0 < answerability.threshold < 1
+    good = Evidence("who won the regatta", "Marta Kowalczyk", STORY, STORY, ["PERSON"], 6.0, -3.0, 1.0, 3, 0.6, 1.0)
+    bad = Evidence("who won the tour de france", "40 minutes", STORY, STORY, ["TIME"], -4.0, 5.0, -5.0, 1, 0.1, 0.0)
+    assert answerability.probability(good) > answerability.threshold > answerability.probability(bad)
+    card = json.loads(settings.reader_weights.with_name("answerability.json").read_text())
+    assert card["features"] == FEATURES and len(features(good)) == len(FEATURES)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("who won gold", "who"),
+        ("when did the race start?", "when"),
+        ("What year was it built?", "when"),
+        ("how old is she", "quantity"),
+        ("how many points behind was she", "quantity"),
+        ("how did glenn help sakamoto", "how"),
+        ("why was the race delayed", "why"),
+        ("did sakamoto win gold", "yes-no"),
+        ("who is Kaori Sakamoto", "describe"),
+        ("tell me about the winner", "describe"),
+        ("what did she say", "what"),
+    ],
+)
+def test_question_kinds(question, kind):
+    assert asked_kind(question) == kind
+
+
+def test_squad_f1_is_the_official_token_overlap():
+    assert squad_f1("the Denver Broncos", "Denver Broncos") == 1.0
+    assert squad_f1("Broncos", "Denver Broncos") == pytest.approx(2 / 3)
+    assert squad_f1("Carolina", "Denver Broncos") == 0.0
