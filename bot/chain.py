@@ -30,7 +30,7 @@ def cite(state: dict) -> Answer:
     return Answer(
         question=state["question"],
         answer=draft.text,
-        short_answer=None if draft.abstained else draft.short_answer,
+        short_answer=None if draft.abstained else short_answer(draft),
         abstained=draft.abstained,
         confidence=None if draft.confidence is None else round(draft.confidence, 4),
         citations=[
@@ -45,6 +45,16 @@ def cite(state: dict) -> Answer:
         standalone_question=state["standalone_question"],
         timings_ms=timings,
     )
+
+
+def short_answer(draft: Draft) -> str | None:
+    """The bare answer as the document writes it: the reader's span, or the rule reader's phrase when it lies
+    verbatim in the first quote; None when there is none."""
+    if draft.short_answer is not None:
+        return draft.short_answer
+    if draft.phrase and draft.quotes and draft.phrase in draft.quotes[0].text:
+        return draft.phrase
+    return None
 
 
 def build_chain(

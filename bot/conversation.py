@@ -12,6 +12,7 @@ follow-ups keeps its subject) and the previous answer:
 
 import re
 
+from bot.answer.question import CLOSED_CLASS
 from bot.types import Turn
 from index.text import parse
 
@@ -25,8 +26,6 @@ FOLLOW_UP_LEAD = re.compile(
 BARE_WHY = re.compile(r"^\s*(?:and\s+)?(?:why|why not|how come|how so|for what reason)\s*\??\s*$", re.IGNORECASE)
 QUESTION_WORDS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how"}
 SHORT_ANSWER_WORDS = 6  # a phrase answer ("Sakamoto [1].") can stand in for the question's wh-word
-# A value the question is about, which a fragment can stand in for ("and the bronze?", "what about 2019?").
-VALUE_LABELS = {"ORDINAL", "CARDINAL", "DATE", "TIME", "NORP", "GPE", "MONEY", "QUANTITY", "PERCENT"}
 MAX_TURNS_BACK = 4  # how many earlier questions are made standalone to read a follow-up
 
 
@@ -133,12 +132,12 @@ def _swap_into(question: str, fragment: str, people) -> str | None:
     new_people, old_people = people(fragment), people(question)
     if new_people and fragment.strip() == new_people[0]:
         return question.replace(old_people[0], new_people[0], 1) if old_people else None
-    fragment_words = [t for t in parse(fragment) if not t.is_punct and t.pos_ != "DET"]
-    closed = [t.text for t in fragment_words if _is_value(t)]
-    old_closed = [t for t in parse(question) if _is_value(t)]
+    fragment_words = fragment.split()
+    closed = [w for w in fragment_words if w.lower() in CLOSED_CLASS]
+    old_closed = [m for m in re.finditer(r"[\w-]+", question) if m.group().lower() in CLOSED_CLASS]
     if closed and old_closed and len(fragment_words) == len(closed):
-        t = old_closed[0]
-        return question[: t.idx] + closed[0] + question[t.idx + len(t.text) :]
+        m = old_closed[0]
+        return question[: m.start()] + closed[0] + question[m.end() :]
     topic = _topic(question, people)
     if topic and fragment and not _opens_question(fragment):
         if not re.match(r"(?i)(?:the|a|an|this|that|his|her|their)\b", topic):
@@ -176,8 +175,3 @@ def _opens_question(text: str) -> bool:
 def _capitalize(text: str) -> str:
     text = text.strip()
     return text[:1].upper() + text[1:]
-
-
-def _is_value(token) -> bool:
-    """A number, date, nationality, place or quality word: what a fragment can swap ("and the bronze?")."""
-    return token.ent_type_ in VALUE_LABELS or token.pos_ in {"NUM", "ADJ"} or token.like_num

@@ -9,25 +9,40 @@ import pickle
 import tempfile
 from pathlib import Path
 
+import numpy as np
+from langchain_core.embeddings import Embeddings
 from tqdm import tqdm
 
 from bot.answer.corpus import Corpus, Knowledge
+from bot.answer.extractive import synonym_candidates
 from bot.suggestions import candidate_questions
 from index.store import all_chunks
 
 log = logging.getLogger(__name__)
 
-FORMAT = 4  # bump when Knowledge changes shape: older files are then learnt again
+FORMAT = 3  # bump when Knowledge changes shape: older files are then learnt again
 
 
-def learn(store, show_progress: bool = False) -> Knowledge:
-    """Read every chunk of the store once and learn what the documents tell together."""
-    chunks = all_chunks(store)
-    with tqdm(total=1, desc="Learning the documents", disable=not show_progress) as bar:
-        corpus = Corpus(chunks)
-        corpus.knowledge.example_questions = candidate_questions(corpus)
-        bar.update(1)
-    return corpus.knowledge
+WORD_BATCH = 512
+
+
+def learn(store, embedder: Embeddings, show_progress: bool = False) -> Knowledge:
+    """Read every chunk of the store once and learn what the documents tell together, with a vector for each of
+    their content words (short texts: a few seconds per thousand words)."""
+    corpus = Corpus(all_chunks(store))
+    knowledge = corpus.knowledge
+    knowledge.example_questions = candidate_questions(corpus)
+    vocabulary = sorted({w for sents in corpus.sentences.values() for s in sents for w in synonym_candidates(s.text)})
+    matrix = np.zeros((len(vocabulary), 0), dtype=np.float32)
+    with tqdm(total=len(vocabulary), desc="Embedding words", unit="word", disable=not show_progress) as bar:
+        rows = []
+        for i in range(0, len(vocabulary), WORD_BATCH):
+            rows.append(np.asarray(embedder.embed_documents(vocabulary[i : i + WORD_BATCH]), dtype=np.float32))
+            bar.update(len(rows[-1]))
+        if rows:
+            matrix = np.concatenate(rows)
+    knowledge.word_vectors = dict(zip(vocabulary, matrix, strict=True))  # rows of one matrix
+    return knowledge
 
 
 def knowledge_path(index_dir: Path, collection: str) -> Path:
@@ -55,10 +70,10 @@ def load(path: Path, generation: str) -> Knowledge | None:
     return kept["knowledge"]
 
 
-def load_or_learn(store, path: Path, generation: str, show_progress: bool = False) -> Knowledge:
+def load_or_learn(store, embedder: Embeddings, path: Path, generation: str, show_progress: bool = False) -> Knowledge:
     knowledge = load(path, generation)
     if knowledge is None:
         log.info("learning the documents from every stored chunk (once per change of the index)")
-        knowledge = learn(store, show_progress)
+        knowledge = learn(store, embedder, show_progress)
         save(knowledge, path, generation)
     return knowledge

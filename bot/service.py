@@ -8,7 +8,9 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from bot.answer.answerability import CALIBRATION_FILE, Answerability
+from bot.answer.candidates import person_names
 from bot.answer.corpus import Knowledge
+from bot.answer.extractive import ExtractiveAnswerer
 from bot.answer.reading import ReaderAnswerer
 from bot.chain import build_chain
 from bot.conversation import condense_question
@@ -92,9 +94,9 @@ def learn_index(
     keep = not settings.chroma_url
     if keep:
         path = knowledge_path(settings.index_dir, settings.collection)
-        knowledge = load_or_learn(store, path, generation, show_progress)
+        knowledge = load_or_learn(store, shared_embedder(), path, generation, show_progress)
     else:
-        knowledge = learn(store)
+        knowledge = learn(store, shared_embedder())
     keywords = None
     if settings.retriever == "hybrid":
         folder = keyword_folder(settings.index_dir, settings.collection, generation)
@@ -159,17 +161,21 @@ class EventBot:
         if not chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
         self.knowledge, keywords = learn_index(settings, client, self.store)
-        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries)
+        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries, self.knowledge.word_vectors)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         chunk_starts = self.knowledge.chunk_starts
-        self.answerer = ReaderAnswerer(
-            vectors,
-            self.knowledge,
-            lambda ps: self.retriever.around(ps, chunk_starts),
-            shared_reader(settings.reader_weights, settings.reader_max_tokens),
-            shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
-            settings.reader_windows,
-        )
+        around = lambda ps: self.retriever.around(ps, chunk_starts)  # noqa: E731
+        if settings.reader == "trained":  # the span reader and its learnt answerability (issue 16)
+            self.answerer = ReaderAnswerer(
+                vectors,
+                self.knowledge,
+                around,
+                shared_reader(settings.reader_weights, settings.reader_max_tokens),
+                shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
+                settings.reader_windows,
+            )
+        else:
+            self.answerer = ExtractiveAnswerer(vectors, self.knowledge, around)
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
@@ -210,5 +216,5 @@ class EventBot:
         return condense_question(
             state["linked"]["question"],
             state["linked"]["history"],
-            lambda text: [p.text for p in self.knowledge.lexicon.people_in(text)],
+            lambda text: [p.text for p in person_names(text, self.knowledge.lexicon)],
         )

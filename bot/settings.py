@@ -31,6 +31,9 @@ class Settings(BaseSettings):
         1, ge=1, description="torch threads per request when serving (requests run in parallel)"
     )
 
+    reader: Literal["rules", "trained"] = Field(
+        "rules", description="the extractive reader: hand-written rules, or the span reader trained here (issue 16)"
+    )
     reader_weights: Path = Field(READER_WEIGHTS, description="the span reader's trained weights (`train-reader`)")
     reader_max_tokens: int = Field(192, ge=64, le=512, description="tokens per window the reader reads")
     reader_windows: int = Field(4, ge=1, le=20, description="sentences (each with its neighbours) read per question")

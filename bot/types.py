@@ -60,6 +60,7 @@ class Draft:
     phrase: str = ""  # the precise phrase extracted from quotes[0] ("silver medal"), when the answer rests on one
     short_answer: str | None = None  # the bare answer span as the document writes it, when the reply is that span
     confidence: float | None = None  # the learnt probability that the reader's answer is right
+    evidence: object | None = None  # what that probability was judged from (bot.answer.answerability.Evidence)
 
 
 class Citation(BaseModel):

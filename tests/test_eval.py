@@ -234,8 +234,9 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
 # event_qa_fresh, event_qa_unseen and cycling_qa were written later by helpers who never saw the answerer; chat_qa,
 # chess_qa and chat_conversations were written the same blind way for issue 9 (first-sight figures in
 # data/eval/FIRST_SIGHT.md: 0.72 / 0.37 / 0.33) and have been development sets since; chat2_qa, tennis_qa and
-# chat2_conversations were held out until the end of issue 9 (first sight 0.85 / 0.60 / 0.625). Raise these as the
-# answerer improves, never lower them.
+# chat2_conversations were held out until the end of issue 9 (first sight 0.85 / 0.60 / 0.625); chat3_qa, newsdoc_qa
+# and chat3_conversations were written blind for issue 16 (first sight, rule reader: 0.85 / 0.63 / 0.75). Raise these
+# as the answerer improves, never lower them.
 FLOORS = {
     "event_qa": {"accuracy": 0.86, "abstention_precision": 0.82, "abstention_recall": 0.95, "grounded_names": 1.0},
     "marathon_qa": {"accuracy": 0.87, "abstention_precision": 0.72, "abstention_recall": 0.95, "grounded_names": 1.0},
@@ -248,10 +249,14 @@ FLOORS = {
     "chat2_qa": {"accuracy": 0.8, "abstention_precision": 0.8, "abstention_recall": 0.95, "grounded_names": 1.0},
     "tennis_qa": {"accuracy": 0.56, "abstention_precision": 0.45, "abstention_recall": 0.8, "grounded_names": 1.0},
     "chat2_conversations": {"accuracy": 0.58, "grounded_names": 1.0},
+    "chat3_qa": {"accuracy": 0.8, "abstention_precision": 0.75, "abstention_recall": 0.85, "grounded_names": 1.0},
+    "newsdoc_qa": {"accuracy": 0.58, "abstention_precision": 0.5, "abstention_recall": 0.7, "grounded_names": 1.0},
+    "chat3_conversations": {"accuracy": 0.7, "grounded_names": 1.0},
 }
 WRONG_RATE_CEILINGS = {"event_qa": 0.1, "marathon_qa": 0.05, "event_qa_fresh": 0.05, "event_qa_unseen": 0.1,
                        "cycling_qa": 0.15, "chat_qa": 0.05, "chess_qa": 0.27, "chat_conversations": 0.3,
-                       "chat2_qa": 0.15, "tennis_qa": 0.25, "chat2_conversations": 0.33}
+                       "chat2_qa": 0.15, "tennis_qa": 0.25, "chat2_conversations": 0.33, "chat3_qa": 0.12,
+                       "newsdoc_qa": 0.25, "chat3_conversations": 0.25}
 
 
 def test_eval_quality_floors(evaluation_run):

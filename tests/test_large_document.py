@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from bot.answer.extractive import READ_BUDGET
 from bot.eval.distractors import write_large_document
 from tests.conftest import ARTICLE
 
@@ -28,9 +29,10 @@ ARTICLE_QUESTIONS = [
     "How old is Sakamoto?",
     "Where did Glenn finish?",
 ]
-# Texts one question may have the model embed: the question and the sentences of its passages (k = 6 chunks of 400
-# characters: at most about 50 sentences). Reading the whole digest embedded its ~2,000 sentences.
-MAX_EMBEDDED_PER_QUESTION = 50
+# Texts one question may have the model embed: the question, its rewordings and its own words, and at most
+# READ_BUDGET sentences (the documents' words were embedded at indexing). Reading the whole digest embedded its
+# ~2,000 sentences.
+MAX_EMBEDDED_PER_QUESTION = READ_BUDGET + 20
 WARM_RATIO_LIMIT = 5.0
 
 
@@ -49,7 +51,7 @@ def large_bot(tmp_path_factory):
 
 def test_digest_is_long(large_bot):
     digest = next(p for p in large_bot.knowledge.sources if p.endswith("digest.txt"))
-    assert large_bot.knowledge.n > 10 * MAX_EMBEDDED_PER_QUESTION  # sentences in all: reading them would break every bound below
+    assert large_bot.knowledge.n > 10 * READ_BUDGET  # sentences in all: reading them would break every bound below
     assert digest
 
 

@@ -11,6 +11,7 @@ from bot.reader.data import dev_set_examples
 from bot.reader.model import SpanReader
 from bot.reader.training import TrainConfig, featurize, train
 from bot.settings import Settings
+from tests.conftest import ARTICLE
 
 STORY = (
     "The regatta on Lake Ohrid was won by Marta Kowalczyk of Poland, who crossed the line 4.2 seconds ahead of "
@@ -71,13 +72,20 @@ def test_the_shipped_reader_finds_spans_in_a_new_text(shipped_reader, question, 
     assert expected in STORY[best.start : best.end]
 
 
-def test_the_shipped_answerability_loads_and_separates_a_good_reading_from_a_bad_one():
+def test_the_shipped_answerability_separates_a_good_reading_from_a_bad_one(shipped_reader):
     settings = Settings()
     answerability = Answerability.load(settings.reader_weights.with_name("answerability.json"))
     assert 0 < answerability.threshold < 1
-    good = Evidence("who won the regatta", "Marta Kowalczyk", STORY, STORY, ["PERSON"], 6.0, -3.0, 1.0, 3, 0.6, 1.0)
-    bad = Evidence("who won the tour de france", "40 minutes", STORY, STORY, ["TIME"], -4.0, 5.0, -5.0, 1, 0.1, 0.0)
-    assert answerability.probability(good) > answerability.threshold > answerability.probability(bad)
+
+    def evidence(question: str, entities: list[str], coverage: float) -> Evidence:
+        guess = max(shipped_reader.read(question, [STORY]), key=lambda g: g.margin)
+        span = STORY[guess.start : guess.end]
+        return Evidence(question, span, STORY, STORY, entities, guess.margin, guess.null_score, guess.margin - 3,
+                        1, 0.6, coverage, 0, 0.6, 0)  # fmt: skip
+
+    good = evidence("Who won the regatta on Lake Ohrid?", ["PERSON"], 1.0)
+    bad = evidence("Who won the Tour de France?", ["PERSON"], 0.2)
+    assert answerability.probability(good) > answerability.probability(bad)
     card = json.loads(settings.reader_weights.with_name("answerability.json").read_text())
     assert card["features"] == FEATURES and len(features(good)) == len(FEATURES)
 
@@ -106,3 +114,27 @@ def test_squad_f1_is_the_official_token_overlap():
     assert squad_f1("the Denver Broncos", "Denver Broncos") == 1.0
     assert squad_f1("Broncos", "Denver Broncos") == pytest.approx(2 / 3)
     assert squad_f1("Carolina", "Denver Broncos") == 0.0
+
+
+@pytest.fixture(scope="module")
+def trained_bot(settings):
+    """The article's index, answered by the span reader and its learnt answerability (EVENTBOT_READER=trained)."""
+    from bot.service import EventBot
+
+    return EventBot(settings.model_copy(update={"reader": "trained"}))
+
+
+def test_the_trained_reader_answers_with_a_span_it_quotes(trained_bot):
+    article = ARTICLE.read_text(encoding="utf-8")
+    answer = trained_bot.ask("Who won the gold medal?")
+    assert not answer.abstained and "Liu" in answer.short_answer
+    assert answer.short_answer in answer.citations[0].quote and answer.citations[0].quote in article
+    assert answer.confidence >= Answerability.load(Settings().reader_weights.with_name("answerability.json")).threshold
+
+
+@pytest.mark.parametrize("question", ["What is the capital of France?", "Who won the bronze medal?"])
+def test_the_trained_reader_abstains_below_its_threshold(trained_bot, question):
+    answer = trained_bot.ask(question)
+    assert answer.abstained and answer.citations == [] and answer.short_answer is None
+    threshold = Answerability.load(Settings().reader_weights.with_name("answerability.json")).threshold
+    assert answer.confidence is not None and answer.confidence < threshold

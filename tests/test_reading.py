@@ -1,5 +1,6 @@
-"""How the extractive answerer reads sentences, on the article and on the two other documents of the evaluation
-sets: whose value a number is, who a description means, which words a question may use instead of the text's."""
+"""How the answerer reads, on the article and on two other documents of the evaluation sets: the reply's contract
+(a short answer exactly as the document writes it, inside a verbatim quote, with the learnt confidence), whose value
+a number is, who a description means, which words a question may use instead of the text's."""
 
 import pytest
 
@@ -30,6 +31,29 @@ def answered(bot, question, history=()):
     answer = bot.ask(question, list(history))
     assert not answer.abstained, f"{question} → {answer.answer}"
     return answer.answer
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who won the men's race?",
+        "How hot was it in the city?",
+        "What did Gebre say afterwards?",
+        "Why did Haldane go to the medical tent?",
+        "What is the capital of Australia?",
+    ],
+)
+@pytest.mark.parametrize("reader", ["rules", "trained"])
+def test_the_reply_contract(marathon, reader, question):
+    document = (ROOT / "data/eval/marathon_qa/porto-marathon.txt").read_text(encoding="utf-8")
+    bot = marathon if reader == "rules" else EventBot(marathon.settings.model_copy(update={"reader": reader}))
+    answer = bot.ask(question)
+    assert answer.confidence is None or 0.0 <= answer.confidence <= 1.0
+    if answer.abstained:
+        assert answer.citations == [] and answer.short_answer is None
+        return
+    assert answer.citations and all(c.quote in document for c in answer.citations)
+    assert answer.short_answer is None or answer.short_answer in answer.citations[0].quote
 
 
 @pytest.mark.parametrize(

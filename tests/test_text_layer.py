@@ -1,14 +1,17 @@
-"""Unit tests of the text layer and the pieces that read it: document parsing, name linking and follow-up
-condensing. spaCy's small pipeline only: no embedding model, no Chroma, no server."""
+"""Unit tests of the text layer and the pieces that read it: document parsing, name linking, parse checks,
+follow-up condensing and yes/no questions. spaCy's small pipeline only: no embedding model, no Chroma, no server."""
 
 import re
 
 import pytest
 
+from bot.answer.kinds import yes_no
 from bot.answer.linking import Lexicon, expand_contractions
+from bot.answer.parse_checks import EntityLabels, asked_role, nominal, role, role_agrees, type_agrees
+from bot.answer.question import AnswerType
 from bot.conversation import condense_question
-from bot.types import Turn
-from index.text import ParsedSentence, Token, parse_document, sentences_from_json, sentences_to_json
+from bot.types import Draft, Sentence, Span, Turn
+from index.text import ParsedSentence, Token, nlp, parse_document, sentences_from_json, sentences_to_json
 from index.text.parse import Entity
 
 
@@ -261,6 +264,129 @@ def test_people_in_keeps_two_people_joined_by_and_apart(lisbon):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# bot/answer/parse_checks.py
+# ---------------------------------------------------------------------------------------------------------------
+
+RACE = "\n".join(
+    [
+        "Sakamoto finished 1.91 points behind Liu in the silver medal.",
+        "Sakamoto was consoled by American Alysa Liu.",
+        "Kiprop won the race ahead of his compatriot Peter Wanjiru, who was second.",
+        "Kiprop won the race ahead of his compatriot Peter Wanjiru.",
+        "The federation paid Van der Berg 15,000 euros.",
+        "Belgium's Anaïs Van der Berg, 31, took second place.",
+        "The Spanish skater Liu won.",
+        "Solvang said the course was fast.",
+        "Solvang is a town in California.",
+        "The race started in Solvang.",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def race() -> list[ParsedSentence]:
+    return parse_document(RACE)
+
+
+def role_of(race, sentence: str, phrase: str) -> str:
+    parsed = sentence_with(RACE, race, sentence)
+    return role(parsed, *offsets(RACE, parsed, phrase))
+
+
+def test_role_after_behind_is_oblique(race):
+    assert role_of(race, "behind Liu", "Liu") == "oblique"
+    assert role_of(race, "behind Liu", "Sakamoto") == "agent"
+
+
+def test_role_by_agent_of_a_passive(race):
+    assert role_of(race, "consoled by", "Alysa Liu") == "agent"
+    assert role_of(race, "consoled by", "Liu") == "agent"
+    assert role_of(race, "consoled by", "Sakamoto") == "patient"
+
+
+def test_role_subject_of_own_relative_clause_is_agent(race):
+    assert role_of(race, "Wanjiru, who was second", "Peter Wanjiru") == "agent"
+    assert role_of(race, "Wanjiru, who was second", "Wanjiru") == "agent"
+    assert role_of(race, "Peter Wanjiru.", "Peter Wanjiru") == "oblique"  # without the clause: after "ahead of"
+
+
+def test_role_possessor_of_a_person(race):
+    assert role_of(race, "Belgium's", "Belgium") == "person's"
+
+
+def test_role_of_offsets_without_tokens_is_oblique(race):
+    parsed = race[0]
+    assert role(parsed, parsed.end + 100, parsed.end + 105) == "oblique"
+
+
+@pytest.mark.parametrize(
+    ("question", "wanted"),
+    [
+        ("Who consoled Sakamoto?", "agent"),
+        ("Who is the race director?", None),
+        ("Who did Glenn protect?", "patient"),
+        ("Who was consoled?", "patient"),
+        ("What did Liu win?", None),
+    ],
+)
+def test_asked_role(question, wanted):
+    assert asked_role(nlp()(question)) == wanted
+
+
+def test_entity_label_ignores_a_name_holding_a_number(race):
+    labels = EntityLabels([(RACE, s) for s in race])
+    paid = sentence_with(RACE, race, "paid Van der Berg")
+    # the model ran the name and the sum together into one PERSON
+    assert [(RACE[e.start : e.end], e.label) for e in paid.entities] == [("Van der Berg 15,000 euros", "PERSON")]
+    assert labels.label(RACE, paid, *offsets(RACE, paid, "15,000")) is None
+    assert labels.label(RACE, paid, *offsets(RACE, paid, "Van der Berg")) is None
+    assert type_agrees(AnswerType.NUMBER, labels.label(RACE, paid, *offsets(RACE, paid, "15,000 euros")))
+    # the same name without a number in it is trusted
+    belgium = sentence_with(RACE, race, "Belgium's")
+    assert labels.label(RACE, belgium, *offsets(RACE, belgium, "Van der Berg")) == "PERSON"
+    assert labels.label(RACE, belgium, *offsets(RACE, belgium, "31")) == "DATE"
+    assert labels.label(RACE, belgium, *offsets(RACE, belgium, "took")) is None
+
+
+def test_entity_label_is_the_majority_over_mentions(race):
+    labels = EntityLabels([(RACE, s) for s in race])
+    started = sentence_with(RACE, race, "started in Solvang")
+    assert [e.label for e in started.entities] == ["GPE"]  # this mention alone
+    assert labels.label(RACE, started, *offsets(RACE, started, "Solvang")) == "ORG"  # two ORG mentions of three
+
+
+def test_type_agrees():
+    assert type_agrees(AnswerType.PERSON, None)
+    assert type_agrees(AnswerType.PERSON, "PERSON")
+    assert type_agrees(AnswerType.PERSON, "GPE")  # the model often takes a foreign name for a place
+    assert not type_agrees(AnswerType.PERSON, "DATE")
+    assert not type_agrees(AnswerType.PERSON, "NORP")
+    assert not type_agrees(AnswerType.PLACE, "MONEY")
+    assert not type_agrees(AnswerType.TIME, "PERSON")
+    assert not type_agrees(AnswerType.NUMBER, "PERSON")
+    assert type_agrees(AnswerType.NUMBER, "CARDINAL")
+
+
+def test_role_agrees():
+    assert not role_agrees(AnswerType.PERSON, "agent", "oblique")
+    assert not role_agrees(AnswerType.PERSON, "patient", "oblique")
+    assert role_agrees(AnswerType.PERSON, None, "oblique")  # nothing particular asked
+    assert role_agrees(AnswerType.PERSON, "agent", "agent")
+    assert not role_agrees(AnswerType.PLACE, None, "person's")  # "Belgium's Anaïs" is no venue
+    assert role_agrees(AnswerType.PLACE, None, "oblique")
+
+
+def test_nominal(race):
+    spanish = sentence_with(RACE, race, "Spanish skater")
+    assert not nominal(spanish, *offsets(RACE, spanish, "Spanish"), "NORP")
+    assert nominal(spanish, *offsets(RACE, spanish, "Spanish"), None)  # a missing label proves nothing
+    assert nominal(spanish, *offsets(RACE, spanish, "Liu"), "PERSON")
+    consoled = sentence_with(RACE, race, "consoled by")
+    assert not nominal(consoled, *offsets(RACE, consoled, "American"), "NORP")  # one word labelled NORP, even as PROPN
+    assert nominal(spanish, spanish.end + 10, spanish.end + 20, "NORP")  # no tokens there
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # bot/conversation.py
 # ---------------------------------------------------------------------------------------------------------------
 
@@ -351,3 +477,102 @@ def test_condense_keeps_the_subject_over_a_chain_of_follow_ups():
 def test_condense_question_naming_its_person_is_left_alone():
     history = [user("Where did Sakamoto finish?"), bot("Second [1].")]
     assert condense_question("Where did Liu finish?", history, people) == "Where did Liu finish?"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# bot/answer/kinds.py
+# ---------------------------------------------------------------------------------------------------------------
+
+MEDAL_DOC = "Kaori Sakamoto won the silver medal."
+
+
+@pytest.fixture(scope="module")
+def medal_sentence() -> Sentence:
+    return Sentence(
+        path="medals.txt",
+        source="medals.txt",
+        span=Span(MEDAL_DOC, 0, len(MEDAL_DOC)),
+        index=0,
+        parsed=parse_document(MEDAL_DOC)[0],
+    )
+
+
+class FakeReader:
+    """Stands in for the phrase reader: records what it was asked and answers with one phrase and its quote."""
+
+    def __init__(self, quote: Sentence, text: str = "Silver medal [1].", abstained: bool = False):
+        self.quote, self.text, self.abstained = quote, text, abstained
+        self.asked: list[str] = []
+
+    def __call__(self, question: str) -> Draft:
+        self.asked.append(question)
+        if self.abstained:
+            return Draft("The documents don't say.", True, [], reason="no answer")
+        return Draft(self.text, False, [self.quote])
+
+
+def no_names(text: str) -> set[str]:
+    return set()
+
+
+def test_yes_no_answers_no_with_what_was_found(medal_sentence):
+    ask = FakeReader(medal_sentence)
+    draft = yes_no("Did Sakamoto win gold?", ask, no_names)
+    assert ask.asked == ["What medal did Sakamoto win?"]
+    assert draft is not None and not draft.abstained
+    assert draft.text.startswith("No — ")
+    assert "silver" in draft.text
+    assert draft.text.endswith("[1].")
+    assert draft.quotes == [medal_sentence]
+
+
+def test_yes_no_answers_yes(medal_sentence):
+    ask = FakeReader(medal_sentence)
+    draft = yes_no("Did Sakamoto win silver?", ask, no_names)
+    assert ask.asked == ["What medal did Sakamoto win?"]
+    assert draft is not None and draft.text.startswith("Yes — ")
+    assert draft.quotes == [medal_sentence]
+
+
+def test_yes_no_drops_the_whole_medal_phrase(medal_sentence):
+    ask = FakeReader(medal_sentence)
+    draft = yes_no("Did Sakamoto win the gold medal?", ask, no_names)
+    assert ask.asked == ["What medal did Sakamoto win?"]
+    assert draft is not None and draft.text.startswith("No — ")
+
+
+def test_yes_no_about_a_place(medal_sentence):
+    ask = FakeReader(medal_sentence, text="Second [1].")
+    assert yes_no("Was Sakamoto second?", ask, no_names).text == "Yes — second [1]."
+    assert ask.asked == ["What place was Sakamoto?"]
+    assert yes_no("Was Sakamoto third?", FakeReader(medal_sentence, text="Second [1]."), no_names).text.startswith(
+        "No — "
+    )
+
+
+def test_yes_no_lowercases_a_value_but_not_a_name(medal_sentence):
+    draft = yes_no("Did Liu win gold?", FakeReader(medal_sentence, text="Gold [1]."), no_names)
+    assert draft.text == "Yes — gold [1]."
+    ask = FakeReader(medal_sentence, text="Alysa Liu [1].")
+    draft = yes_no("Was Sakamoto first?", ask, lambda text: {"alysa", "liu"})
+    assert draft.text == "No — Alysa Liu [1]."
+
+
+@pytest.mark.parametrize(
+    "question", ["Who won silver?", "What medal did Sakamoto win?", "Did Sakamoto skate well?", "Is it over?"]
+)
+def test_yes_no_does_not_apply(medal_sentence, question):
+    ask = FakeReader(medal_sentence)
+    assert yes_no(question, ask, no_names) is None
+    assert ask.asked == []  # nothing asked again
+
+
+def test_yes_no_when_the_reader_abstains(medal_sentence):
+    ask = FakeReader(medal_sentence, abstained=True)
+    assert yes_no("Did Sakamoto win gold?", ask, no_names) is None
+    assert ask.asked == ["What medal did Sakamoto win?"]
+
+
+def test_yes_no_when_the_reader_answers_with_a_sentence(medal_sentence):
+    ask = FakeReader(medal_sentence, text=f"{medal_sentence.text} [1]")  # the reader quotes a whole sentence
+    assert yes_no("Did Sakamoto win gold?", ask, no_names) is None

@@ -125,11 +125,16 @@ class ReaderAnswerer:
                 p,
                 self.answerability.threshold,
             )
-            return _abstain(corpus, f"p={p:.2f}", confidence=p)
+            return _abstain(corpus, f"p={p:.2f}", confidence=p, evidence=reading.evidence)
         log.info("answer %r (p=%.2f) from %r", reading.span, p, reading.sentence.text)
         if kind in SENTENCE_KINDS or not reading.span:
             return Draft(
-                f"{_end(reading.sentence.text)} [1]", False, [reading.sentence], phrase=reading.span, confidence=p
+                f"{_end(reading.sentence.text)} [1]",
+                False,
+                [reading.sentence],
+                phrase=reading.span,
+                confidence=p,
+                evidence=reading.evidence,
             )
         return Draft(
             f"{_reply(question, reading.span)} [1].",
@@ -138,6 +143,7 @@ class ReaderAnswerer:
             phrase=reading.span,
             short_answer=reading.span,
             confidence=p,
+            evidence=reading.evidence,
         )
 
     def _yes_no(self, question: str, passages: list[Passage], corpus: Corpus) -> Draft | None:
@@ -174,6 +180,7 @@ class ReaderAnswerer:
             [reading.sentence],
             phrase=reading.span,
             confidence=p,
+            evidence=reading.evidence,
         )
 
     def _ranked(self, question: str, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
@@ -223,9 +230,9 @@ def _overlaps(entity, start: int, end: int) -> bool:
     return entity.start < end and start < entity.end
 
 
-def _abstain(corpus: Corpus, reason: str, confidence: float | None = None) -> Draft:
+def _abstain(corpus: Corpus, reason: str, confidence: float | None = None, evidence: Evidence | None = None) -> Draft:
     subject = "article doesn't" if corpus.documents <= 1 else "documents don't"
-    return Draft(f"The {subject} say.", True, [], reason=reason, confidence=confidence)
+    return Draft(f"The {subject} say.", True, [], reason=reason, confidence=confidence, evidence=evidence)
 
 
 def _capitalize(phrase: str) -> str:

@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from bot.answer.answerability import CALIBRATION_FILE, FEATURES, asked_kind, features
-from bot.answer.reading import SENTENCE_KINDS
+from bot.answer.answerability import CALIBRATION_FILE, FEATURES, features
 from bot.reader.data import DEV_SETS_DIR, SQUAD_DIR, held_out_articles, squad_articles
 from bot.settings import Settings
 
@@ -38,25 +37,30 @@ def squad_f1(prediction: str, gold: str) -> float:
 def readings(
     settings: Settings, documents: list[Path], questions: list[tuple[str, object, str]], label
 ) -> Iterator[dict]:
-    """Index `documents` together in a temporary folder and read every (question, gold, group) there as the bot
-    would: linked, retrieved, read; `label(reading, gold)` says whether the reading is right."""
+    """Index `documents` together in a temporary folder and answer every (question, gold, group) there as the bot
+    would (linked, retrieved, read, replied), at threshold 0; `label(draft, gold)` says whether the reply is right."""
     from bot.eval.evaluation import temporary_bot
 
     with temporary_bot(settings, documents) as (_, bot):
-        answerer = bot.answerer
         for question, gold, group in tqdm(questions, desc="reading", unit="question"):
             linked = bot.knowledge.lexicon.link(question)
-            passages = bot.retriever(linked)
-            reading = answerer.read(linked, passages, answerer.corpus_for(passages))
-            if reading is not None:
-                yield {"features": features(reading.evidence), "right": label(reading, gold), "group": group}
+            draft = bot.answerer(linked, bot.retriever(linked))
+            if draft.evidence is not None:
+                yield {"features": features(draft.evidence), "right": label(draft, gold), "group": group}
+
+
+def reply_text(draft) -> str:
+    """What the evaluations score: the short answer, else the reply without its [n] markers."""
+    from bot.eval.evaluation import strip_markers
+
+    return draft.short_answer or strip_markers(draft.text)
 
 
 def squad_rows(settings: Settings, squad_dir: Path, limit: int | None) -> Iterator[dict]:
     """The held-out SQuAD train articles, indexed together (the right paragraph must be found among them)."""
 
-    def label(reading, golds) -> bool:
-        return bool(golds) and max(squad_f1(reading.span, g) for g in golds) >= 0.5
+    def label(draft, golds) -> bool:
+        return bool(golds) and max(squad_f1(reply_text(draft), g) for g in golds) >= 0.5
 
     with tempfile.TemporaryDirectory(prefix="eventbot-squad-") as tmp:
         documents, questions = [], []
@@ -72,11 +76,11 @@ def squad_rows(settings: Settings, squad_dir: Path, limit: int | None) -> Iterat
 
 def dev_set_rows(settings: Settings, limit: int | None) -> Iterator[dict]:
     """The development sets' single questions, each set over its own documents."""
-    from bot.eval.evaluation import dataset_corpus, load_dataset, normalize
+    from bot.eval.evaluation import _contains_word, dataset_corpus, load_dataset, normalize, strip_markers
 
-    def label(reading, item) -> bool:
-        said = normalize(reading.sentence.text if asked_kind(item.question) in SENTENCE_KINDS else reading.span)
-        return item.answerable and any(normalize(a) in said for a in item.answers if a.strip())
+    def label(draft, item) -> bool:
+        said = normalize(strip_markers(draft.text))
+        return item.answerable and any(_contains_word(said, normalize(a)) for a in item.answers if a.strip())
 
     for path in sorted(DEV_SETS_DIR.glob("*.jsonl")):
         items = [i for i in load_dataset(path) if not i.conversation][:limit]
@@ -124,7 +128,7 @@ def calibrate(out: Path, squad_dir: Path = SQUAD_DIR, limit: int | None = None, 
     from sklearn.model_selection import GroupKFold
     from sklearn.preprocessing import StandardScaler
 
-    settings = Settings(reader_weights=out / "reader.safetensors", answer_threshold=0.0)
+    settings = Settings(reader="trained", reader_weights=out / "reader.safetensors", answer_threshold=0.0)
     calibration = out / CALIBRATION_FILE
     if not calibration.exists():  # the bot reading the questions needs one; it answers everything at threshold 0
         neutral = {"features": FEATURES, "mean": [0.0] * len(FEATURES), "scale": [1.0] * len(FEATURES)}
