@@ -138,3 +138,11 @@ def test_the_trained_reader_abstains_below_its_threshold(trained_bot, question):
     assert answer.abstained and answer.citations == [] and answer.short_answer is None
     threshold = Answerability.load(Settings().reader_weights.with_name("answerability.json")).threshold
     assert answer.confidence is not None and answer.confidence < threshold
+
+
+def test_train_reader_refuses_what_it_cannot_do_with_one_line(tmp_path):
+    from tests.conftest import run_cli
+
+    proc = run_cli("train-reader", "--calibrate-only", "--out", str(tmp_path), check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "eventbot:" in proc.stderr and proc.stdout == ""

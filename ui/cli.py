@@ -237,8 +237,8 @@ def serve_with_workers(host: str, port: int, workers: int) -> None:
 @app.command("train-reader")
 def train_reader(
     data: Annotated[Path | None, typer.Option("--data", help="The SQuAD folder (split.json, dev-v*.json).")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Where the weights, answerability.json and reports go.")] = Path(
-        "bot/reader/weights"),
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Where the weights, answerability.json and the model card go (default: the shipped ones).")] = None,
     epochs: Annotated[float, typer.Option("--epochs", help="Passes over the training windows.")] = 1.0,
     limit: Annotated[int | None, typer.Option("--limit", help="At most this many questions (a quick run).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 13,
@@ -250,11 +250,15 @@ def train_reader(
     from bot.reader.calibration import calibrate
     from bot.reader.card import write_card
     from bot.reader.data import SQUAD_DIR
+    from bot.reader.model import WEIGHTS_DIR, WEIGHTS_FILE
     from bot.reader.training import TrainConfig, train, training_examples
 
     squad = data or SQUAD_DIR
+    out = out or WEIGHTS_DIR
     if not (squad / "split.json").is_file():
         fail(f"no SQuAD split at {squad}: pass --data DIR (the folder with split.json and dev-v2.0.json)")
+    if calibrate_only and not (out / WEIGHTS_FILE).is_file():
+        fail(f"no reader weights at {out / WEIGHTS_FILE} to calibrate: train first (without --calibrate-only)")
     if not calibrate_only:
         config = TrainConfig(epochs=epochs, limit=limit, seed=seed)
         report = train(config, out, training_examples(config, squad))
