@@ -217,8 +217,9 @@ def evaluation_run(tmp_path_factory):
 
 def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
     result, out = evaluation_run
-    names = ["chat2_conversations", "chat2_qa", "chat_conversations", "chat_qa", "chess_qa", "cycling_qa", "event_qa",
-             "event_qa_fresh", "event_qa_unseen", "marathon_qa", "tennis_qa"]
+    names = ["chat2_conversations", "chat2_qa", "chat3_conversations", "chat3_qa", "chat_conversations", "chat_qa",
+             "chess_qa", "cycling_qa", "event_qa", "event_qa_fresh", "event_qa_unseen", "marathon_qa", "newsdoc_qa",
+             "tennis_qa"]
     assert [d["name"] for d in result["datasets"]] == names
     for d in result["datasets"]:
         items = d["results"]["default"]["items"]
