@@ -5,32 +5,34 @@ from pathlib import Path
 
 import pytest
 
-from bot.eval.evaluation import (
+from bot.eval.metrics import (
+    abstention_precision_recall,
+    citation_supports,
+    evidence_rank,
+    exact_match,
+    grounded_token_share,
+    is_correct,
+    score_item,
+    sentences,
+    strip_markers,
+    summarize,
+    summarize_by_kind,
+    token_f1,
+    ungrounded_names,
+)
+from bot.eval.report import write_report
+from bot.eval.running import (
     Config,
     ConfigRun,
     DatasetRun,
     EvalItem,
     Evaluation,
     EvaluationError,
-    abstention_precision_recall,
-    citation_supports,
     dataset_corpus,
-    evidence_rank,
-    exact_match,
-    grounded_token_share,
-    is_correct,
     load_dataset,
     parse_config,
     parse_configs,
-    score_item,
-    sentences,
     settings_for,
-    strip_markers,
-    summarize,
-    summarize_by_kind,
-    token_f1,
-    ungrounded_names,
-    write_report,
 )
 from bot.types import Answer, Citation, Context, Turn
 from tests.conftest import ROOT, run_cli

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.eval.evaluation import numbers_and_names, ungrounded_names
+from bot.eval.metrics import numbers_and_names, ungrounded_names
 from tests.conftest import ARTICLE, ROOT, run_cli
 
 pytestmark = pytest.mark.llm

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.eval.evaluation import EvaluationError
+from bot.eval.running import EvaluationError
 from bot.eval.squad import (
     QuestionResult,
     SquadQuestion,

@@ -122,7 +122,8 @@ def evaluate(
     from rich.console import Console
 
     from bot.answer.generative import LLMSetupError
-    from bot.eval import evaluation as ev
+    from bot.eval import report as eval_report
+    from bot.eval import running
     from index.loaders import DocumentLoadError
     from index.store import StoreUnavailableError
 
@@ -130,7 +131,7 @@ def evaluate(
         fail("--articles and --limit go with --squad DIR")
     if squad is not None and (datasets or not articles):
         fail("--squad DIR needs --articles train|heldout|test|TITLE and takes no --dataset")
-    out = ev
+    out = eval_report
     if squad is not None:
         from bot.eval import squad as out
 
@@ -140,12 +141,13 @@ def evaluate(
     try:
         if squad is not None:
             titles = out.resolve_articles(articles or [], squad)
-            run = out.run_squad(squad, titles, ev.parse_configs(configs or []), limit, progress=progress)
+            run = out.run_squad(squad, titles, running.parse_configs(configs or []), limit, progress=progress)
         else:
-            run = ev.run_evaluation(datasets or ev.default_datasets(), ev.parse_configs(configs or []), progress)
+            configs_ = running.parse_configs(configs or [])
+            run = running.run_evaluation(datasets or running.default_datasets(), configs_, progress)
         if report:
             out.write_report(run, report)
-    except (ev.EvaluationError, DocumentLoadError, StoreUnavailableError, LLMSetupError) as exc:
+    except (running.EvaluationError, DocumentLoadError, StoreUnavailableError, LLMSetupError) as exc:
         fail(str(exc))
     if as_json:
         typer.echo(out.to_json(run))

@@ -26,17 +26,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from bot.eval.evaluation import (
-    Config,
-    EvaluationError,
-    _markdown_table,
-    _one_line,
-    ask_or_refuse,
-    settings_for,
-    shown_settings,
-    strip_markers,
-    temporary_bot,
-)
+from bot.eval.metrics import strip_markers
+from bot.eval.report import markdown_table, one_line
+from bot.eval.running import Config, EvaluationError, ask_or_refuse, settings_for, shown_settings, temporary_bot
 from bot.reader.data import held_out_articles, squad_articles, squad_split
 from bot.types import Answer
 
@@ -398,17 +390,17 @@ def rich_tables(evaluation: SquadEvaluation) -> list:
 def markdown_report(evaluation: SquadEvaluation, wrong_shown: int = 25) -> str:
     """The table, then some confident wrong answers per configuration (never of first-sight articles)."""
     out = ["# eventbot on SQuAD", "", caption(evaluation).replace("\n", "  \n"), ""]
-    out += [_markdown_table(*article_table(evaluation)), ""]
+    out += [markdown_table(*article_table(evaluation)), ""]
     if len(evaluation.runs) > 1:
-        out += [_markdown_table(*overall_table(evaluation)), ""]
+        out += [markdown_table(*overall_table(evaluation)), ""]
     for run in evaluation.runs:
         wrong = [r for r in run.results if r.wrong and r.article not in evaluation.first_sight]
         shown = f"; the first {wrong_shown} shown" if len(wrong) > wrong_shown else ""
         out += [f"## Wrong answers — `{run.config.label}` ({len(wrong)}{shown})", ""]
         for r in wrong[:wrong_shown]:
             expected = " / ".join(dict.fromkeys(r.answers)) if r.has_answer else "a decline (unanswerable)"
-            out += [f"- `{r.article}` **{_one_line(r.question)}**", f"  - expected: {_one_line(expected)}"]
-            out += [f"  - got: {_one_line(r.prediction)} (F1 {r.f1:.2f})"]
+            out += [f"- `{r.article}` **{one_line(r.question)}**", f"  - expected: {one_line(expected)}"]
+            out += [f"  - got: {one_line(r.prediction)} (F1 {r.f1:.2f})"]
         out.append("")
     return "\n".join(out)
 

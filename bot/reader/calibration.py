@@ -24,7 +24,7 @@ MAX_WRONG = 0.05
 
 def squad_f1(prediction: str, gold: str) -> float:
     """SQuAD's token F1 (official normalisation)."""
-    from bot.eval.evaluation import squad_tokens
+    from bot.eval.metrics import squad_tokens
 
     p, g = squad_tokens(prediction), squad_tokens(gold)
     common = sum(min(p.count(t), g.count(t)) for t in set(p) & set(g))
@@ -39,7 +39,7 @@ def readings(
 ) -> Iterator[dict]:
     """Index `documents` together in a temporary folder and answer every (question, gold, group) there as the bot
     would (linked, retrieved, read, replied), at threshold 0; `label(draft, gold)` says whether the reply is right."""
-    from bot.eval.evaluation import temporary_bot
+    from bot.eval.running import temporary_bot
 
     with temporary_bot(settings, documents) as (_, bot):
         for question, gold, group in tqdm(questions, desc="reading", unit="question"):
@@ -51,7 +51,7 @@ def readings(
 
 def reply_text(draft) -> str:
     """What the evaluations score: the short answer, else the reply without its [n] markers."""
-    from bot.eval.evaluation import strip_markers
+    from bot.eval.metrics import strip_markers
 
     return draft.short_answer or strip_markers(draft.text)
 
@@ -76,11 +76,12 @@ def squad_rows(settings: Settings, squad_dir: Path, limit: int | None) -> Iterat
 
 def dev_set_rows(settings: Settings, limit: int | None) -> Iterator[dict]:
     """The development sets' single questions, each set over its own documents."""
-    from bot.eval.evaluation import _contains_word, dataset_corpus, load_dataset, normalize, strip_markers
+    from bot.eval.metrics import contains_word, normalize, strip_markers
+    from bot.eval.running import dataset_corpus, load_dataset
 
     def label(draft, item) -> bool:
         said = normalize(strip_markers(draft.text))
-        return item.answerable and any(_contains_word(said, normalize(a)) for a in item.answers if a.strip())
+        return item.answerable and any(contains_word(said, normalize(a)) for a in item.answers if a.strip())
 
     for path in sorted(DEV_SETS_DIR.glob("*.jsonl")):
         items = [i for i in load_dataset(path) if not i.conversation][:limit]
@@ -95,7 +96,7 @@ def gold_paragraph_figures(weights: Path, squad_dir: Path, limit: int | None, ma
     answerable from unanswerable (AUC)."""
     from sklearn.metrics import roc_auc_score
 
-    from bot.eval.evaluation import squad_tokens
+    from bot.eval.metrics import squad_tokens
     from bot.reader.model import SpanReader
 
     reader = SpanReader(weights, max_tokens)
