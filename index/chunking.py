@@ -1,11 +1,12 @@
 """Split documents into sentence-aligned chunks that remember where they start in their source text."""
 
 import hashlib
+from collections.abc import Callable
 
 from langchain_core.documents import Document
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from index.text import PARSE_VERSION, ParsedSentence, parse_document, sentences_to_json
+from index.text import PARSE_VERSION, ParsedSentence, parse_documents, sentences_to_json
 
 # Paragraphs first, then line breaks, then sentence ends (the lookbehind keeps the punctuation in the
 # sentence), then words: a chunk only breaks mid-sentence when one sentence is longer than a chunk.
@@ -40,22 +41,28 @@ def split_documents(docs: list[Document], chunk_size: int, chunk_overlap: int) -
     return chunks
 
 
-def attach_sentences(chunks: list[Document], documents: dict[str, str]) -> None:
-    """Parse each chunk's document once (spaCy, batched) and store, in the chunk's metadata, the parsed sentences
-    that lie in it (a sentence longer than any chunk goes with the chunk where it starts). The answerer reads
-    these instead of re-splitting or re-parsing documents."""
+def attach_sentences(
+    chunks: list[Document], documents: dict[str, str], parsed: Callable[[int], None] = lambda chunks: None
+) -> None:
+    """Parse the chunks' documents (spaCy, all through one batched pipe) and store, in each chunk's metadata, the
+    parsed sentences that lie in it (a sentence longer than any chunk goes with the chunk where it starts). The
+    answerer reads these instead of re-splitting or re-parsing documents. `parsed(n)` is told as each document
+    is done, with its number of chunks (for a progress bar)."""
     by_path: dict[str, list[Document]] = {}
     for c in chunks:
         by_path.setdefault(c.metadata["path"], []).append(c)
-    for path, doc_chunks in by_path.items():
+    paths = list(by_path)
+    for path, sentences in zip(paths, parse_documents([documents[p] for p in paths]), strict=True):
+        doc_chunks = by_path[path]
         held: dict[str, list[ParsedSentence]] = {c.metadata["chunk_id"]: [] for c in doc_chunks}
-        for sentence in parse_document(documents[path]):
+        for sentence in sentences:
             whole = [c for c in doc_chunks if _start(c) <= sentence.start and sentence.end <= _end(c)]
             starts = whole or [c for c in doc_chunks if _start(c) <= sentence.start < _end(c)][:1]
             for c in starts:
                 held[c.metadata["chunk_id"]].append(sentence)
         for c in doc_chunks:
             c.metadata["sentences"] = sentences_to_json(held[c.metadata["chunk_id"]])
+        parsed(len(doc_chunks))
 
 
 def _start(chunk: Document) -> int:

@@ -24,7 +24,7 @@ def load_embedder() -> HuggingFaceEmbeddings:
     return HuggingFaceEmbeddings(
         model_name=path,
         model_kwargs={"device": "cpu"},
-        encode_kwargs={"normalize_embeddings": True, "batch_size": 32},
+        encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
     )
 
 

@@ -22,7 +22,8 @@ from index.chunking import attach_sentences, split_documents
 
 log = logging.getLogger(__name__)
 
-EMBED_BATCH = 16
+EMBED_BATCH = 256  # chunks per add to the store (the model encodes them 64 at a time)
+INDEX_FILE = "chroma.sqlite3"  # what Chroma writes in an index folder; named nowhere else
 T = TypeVar("T")
 
 
@@ -62,6 +63,42 @@ def open_client(index_dir: Path, chroma_url: str | None, timeout_s: float | None
         return client
     index_dir.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(index_dir), settings=settings)
+
+
+def index_file(index_dir: Path) -> Path:
+    """The database file of an embedded index: it exists once something has been indexed into `index_dir`."""
+    return index_dir / INDEX_FILE
+
+
+def local_index_exists(index_dir: Path) -> bool:
+    return index_file(index_dir).exists()
+
+
+# Chroma keeps one client system per folder and process, whose in-memory vector index does not see what another
+# process (`eventbot index`) wrote since, nor a folder deleted and made again. A client opened after
+# `detach_local_client` gets a system of its own; the detached one keeps serving the clients that hold it until
+# `close_detached` (these reach into chromadb's SharedSystemClient: nowhere else does).
+
+
+def detach_local_client(index_dir: Path) -> Any:
+    """Take the embedded index's client system out of Chroma's per-process cache; a handle for
+    `reattach_local_client` or `close_detached` (None if there was none)."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    return SharedSystemClient._identifier_to_system.pop(str(index_dir), None)
+
+
+def reattach_local_client(index_dir: Path, handle: Any) -> None:
+    """Put a detached client system back, so that clients opened from now on share it again."""
+    if handle is not None:
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        SharedSystemClient._identifier_to_system[str(index_dir)] = handle
+
+
+def close_detached(handle: Any) -> None:
+    """Stop a detached client system (its clients can no longer read)."""
+    handle.stop()
 
 
 def within(timeout_s: float | None, call: Callable[[], T]) -> T:
@@ -139,18 +176,19 @@ def index_documents(
     new = [c for cid, c in wanted.items() if cid not in existing]
 
     # Only documents with new chunks are parsed; their unchanged chunks get fresh offsets and sentences too
-    # (an edit earlier in the document moves them), without being embedded again.
+    # (an edit earlier in the document moves them), without being embedded again. One bar counts both steps.
     changed = {c.metadata["path"] for c in new}
-    attach_sentences(
-        [c for c in chunks if c.metadata["path"] in changed],
-        {d.metadata["path"]: d.page_content for d in docs if d.metadata["path"] in changed},
-    )
-    moved = [c for cid, c in wanted.items() if cid in existing and c.metadata["path"] in changed]
-    if moved:
-        collection.update(ids=[c.metadata["chunk_id"] for c in moved], metadatas=[c.metadata for c in moved])
-    if stale:
-        collection.delete(ids=stale)
-    with tqdm(total=len(new), desc="Embedding chunks", unit="chunk", disable=not show_progress) as bar:
+    to_parse = [c for c in chunks if c.metadata["path"] in changed]
+    with tqdm(total=len(to_parse) + len(new), desc="Indexing: parsing", unit="chunk", disable=not show_progress) as bar:
+        attach_sentences(
+            to_parse, {d.metadata["path"]: d.page_content for d in docs if d.metadata["path"] in changed}, bar.update
+        )
+        moved = [c for cid, c in wanted.items() if cid in existing and c.metadata["path"] in changed]
+        if moved:
+            collection.update(ids=[c.metadata["chunk_id"] for c in moved], metadatas=[c.metadata for c in moved])
+        if stale:
+            collection.delete(ids=stale)
+        bar.set_description("Indexing: embedding")
         for i in range(0, len(new), EMBED_BATCH):
             batch = new[i : i + EMBED_BATCH]
             store.add_documents(batch, ids=[c.metadata["chunk_id"] for c in batch])

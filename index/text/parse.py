@@ -6,6 +6,7 @@ sentences of their own), batched through `nlp.pipe`. Each sentence keeps what th
 
 import json
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from index.text.pipeline import nlp
@@ -45,31 +46,53 @@ class ParsedSentence:
 
 def parse_document(text: str) -> list[ParsedSentence]:
     """The sentences of a document, in order, with offsets into `text`."""
-    paragraphs = [(m.start(), m.group()) for m in PARAGRAPH.finditer(text) if m.group().strip()]
-    out: list[ParsedSentence] = []
-    for (offset, _), doc in zip(paragraphs, nlp().pipe((p for _, p in paragraphs), batch_size=PIPE_BATCH), strict=True):
-        for sent in doc.sents:
-            words = [t for t in sent if not t.is_space]
-            if not words or not any(t.is_alpha or t.like_num for t in words):
-                continue
-            index = {t.i: n for n, t in enumerate(words)}
-            tokens = [
-                Token(
-                    offset + t.idx,
-                    offset + t.idx + len(t.text),
-                    t.lemma_,
-                    t.pos_,
-                    t.dep_,
-                    index.get(t.head.i, n),
-                    t.ent_type_,
-                )
-                for n, t in enumerate(words)
-            ]
-            entities = [
-                Entity(offset + e.start_char, offset + e.end_char, e.label_) for e in sent.ents if e.text.strip()
-            ]
-            out.append(ParsedSentence(tokens[0].start, tokens[-1].end, tokens, entities))
-    return out
+    return next(parse_documents([text]))
+
+
+def parse_documents(texts: Sequence[str]) -> Iterator[list[ParsedSentence]]:
+    """`parse_document` of each text, in order, as the parser finishes it: the paragraphs of all the documents go
+    through one `nlp.pipe`, so short documents fill its batches as well as long ones do."""
+    paragraphs = (
+        ((number, m.start()), m.group())
+        for number, text in enumerate(texts)
+        for m in PARAGRAPH.finditer(text)
+        if m.group().strip()
+    )
+    if not texts:
+        return
+    done, out = 0, []
+    for doc, (number, offset) in nlp().pipe(
+        ((text, where) for where, text in paragraphs), as_tuples=True, batch_size=PIPE_BATCH
+    ):
+        while done < number:  # documents before this one are finished (some have no paragraph at all)
+            yield out
+            done, out = done + 1, []
+        out.extend(_sentences(doc, offset))
+    yield out
+    for _ in range(done + 1, len(texts)):  # documents after the last paragraph: empty
+        yield []
+
+
+def _sentences(doc, offset: int) -> Iterator[ParsedSentence]:
+    for sent in doc.sents:
+        words = [t for t in sent if not t.is_space]
+        if not words or not any(t.is_alpha or t.like_num for t in words):
+            continue
+        index = {t.i: n for n, t in enumerate(words)}
+        tokens = [
+            Token(
+                offset + t.idx,
+                offset + t.idx + len(t.text),
+                t.lemma_,
+                t.pos_,
+                t.dep_,
+                index.get(t.head.i, n),
+                t.ent_type_,
+            )
+            for n, t in enumerate(words)
+        ]
+        entities = [Entity(offset + e.start_char, offset + e.end_char, e.label_) for e in sent.ents if e.text.strip()]
+        yield ParsedSentence(tokens[0].start, tokens[-1].end, tokens, entities)
 
 
 def sentences_to_json(sentences: list[ParsedSentence]) -> str:
