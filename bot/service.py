@@ -14,6 +14,7 @@ from bot.answer.extractive import ExtractiveAnswerer
 from bot.answer.reading import ReaderAnswerer
 from bot.chain import build_chain
 from bot.conversation import condense_question
+from bot.errors import QuestionError, StoreUnavailableError
 from bot.knowledge import knowledge_path, learn, load_or_learn
 from bot.reader.model import SpanReader
 from bot.retrieval import KeywordIndex, Retriever, keyword_folder
@@ -22,13 +23,14 @@ from bot.suggestions import example_questions
 from bot.types import Answer, Turn
 from bot.vectors import CachedEmbeddings
 from index.embeddings import load_embedder
+from index.embeddings import use_threads as use_threads  # for `eventbot serve`, which imports nothing of index/
 from index.loaders import load_documents
 from index.store import (
     IndexReport,
-    StoreUnavailableError,
     collection_exists,
     collection_stats,
     index_documents,
+    local_index_exists,
     open_client,
     open_store,
 )
@@ -37,10 +39,6 @@ log = logging.getLogger(__name__)
 
 
 HISTORY_MESSAGE_FACTOR = 4  # a history message may be this many times as long as a question
-
-
-class QuestionError(ValueError):
-    """The question (or its history) is not something we can answer: empty, too long, malformed."""
 
 
 @cache
@@ -104,6 +102,11 @@ def learn_index(
     return knowledge, keywords
 
 
+def index_missing(settings: Settings) -> bool:
+    """True when the embedded index has not been built (or its folder was deleted); never with a Chroma server."""
+    return not settings.chroma_url and not local_index_exists(settings.index_dir)
+
+
 def check_question(settings: Settings, question: str, history: list[Turn] | None = None) -> str:
     """The question, stripped; QuestionError when it is empty or too long, or the history too long."""
     question = (question or "").strip()
@@ -138,7 +141,7 @@ class EventBot:
     def __init__(self, settings: Settings):
         self.settings = settings
         started = time.perf_counter()
-        if not settings.chroma_url and not (settings.index_dir / "chroma.sqlite3").exists():
+        if index_missing(settings):
             raise StoreUnavailableError(f"no index at {settings.index_dir} yet: run `eventbot index`")
         try:
             client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)

@@ -13,9 +13,9 @@ import httpx
 import openai
 import pytest
 
+from bot.served import ServedBot
 from bot.types import Answer, Turn
 from tests.conftest import ARTICLE, EVENTBOT, ROOT, run_cli
-from ui.api import ServedBot
 from ui.chat import from_text, respond, to_turns
 from ui.server import bind, create_app, make_server, url_of
 

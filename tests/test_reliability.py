@@ -26,10 +26,10 @@ import schemathesis
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from bot.served import ServedBot
 from tests.conftest import EVENTBOT, ROOT, run_cli
 from tests.test_api import API_KEY, GOLD, SILVER_TURNS, running
 from tests.test_chroma_server import chroma_url  # noqa: F401  (a fixture: a real `chroma run` on loopback)
-from ui.api import ServedBot
 from ui.server import create_app
 
 # A second document, made up here: nothing in the article answers questions about it.

@@ -1,4 +1,5 @@
-"""The HTTP API: thin FastAPI routers over the same `EventBot` methods the CLI uses.
+"""The HTTP API: thin FastAPI routers over the same `EventBot` methods the CLI uses, through the process's one
+`bot.served.ServedBot` (which warms the bot up and swaps in a fresh one when the index changes).
 
 - `GET /healthz` — liveness and index counts (no auth: load balancers probe it).
 - `POST /api/ask` — question + optional history → the answer object of DESIGN.md.
@@ -13,10 +14,8 @@ import logging
 import math
 import re
 import secrets
-import threading
 import time
 import uuid
-import weakref
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
@@ -34,10 +33,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.service import EventBot, QuestionError, check_question
+from bot.errors import NotReadyError, QuestionError, StoreUnavailableError
+from bot.served import ServedBot
+from bot.service import EventBot, check_question
 from bot.settings import Settings
 from bot.types import Answer, Citation, Turn
-from index.store import StoreUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -60,175 +60,6 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 # ---------------------------------------------------------------------------------------------- plumbing
-
-
-WARM_UP_QUESTION = "Who won?"  # any question runs every step of the chain once
-WATCH_INTERVAL_S = 1.0  # how often a served bot looks whether the index changed
-RETIRED_STORE_GRACE_S = 120.0  # a swapped-out bot's store is closed this long after (its requests are done)
-
-
-class NotReadyError(Exception):
-    """The served bot has not answered its warm-up question yet."""
-
-
-class ServedBot:
-    """The one bot of the process, shared by the API and the chat UI.
-
-    No lock around answers: each request takes the current `EventBot` once and answers with it to the end, so a
-    request stuck on a stalled store holds up no other (what the bots share is safe between threads: the vector
-    cache has its own lock, the rest is read only). `ready` turns true once one whole answer has run (warm-up),
-    so the first question a client asks is not the one that pays for lazy loading.
-
-    A watcher thread reads the index's generation (O(1)) about once a second; when it changed (documents indexed,
-    removed, the collection reset) and has stayed the same for one more look (an indexing run is over), it
-    opens a fresh `EventBot` on the same settings, warms it up and swaps it in: requests in flight finish on
-    the old one. A bot that cannot be opened (the store down, a reset still half done) leaves the old one serving.
-    """
-
-    def __init__(self, bot: EventBot, settings: Settings | None = None, *, warm: bool = True, watch: bool = True):
-        self.bot = bot
-        self.settings = settings or bot.settings  # the server's view (API key, limits); the bot keeps its own
-        self.ready = False
-        self._signature = self._read_signature(bot)
-        self._stop = threading.Event()
-        self._swap_lock = threading.Lock()  # one rebuild at a time
-        self._retired: list[tuple[float, Any]] = []  # (when, Chroma system) of bots swapped out
-        if warm:
-            self.warm_up()
-        if watch:
-            threading.Thread(
-                target=_watch, args=(weakref.ref(self), self._stop), name="index-watcher", daemon=True
-            ).start()
-
-    def warm_up(self) -> None:
-        """Run one whole answer, then report ready. A store that cannot be read leaves the bot not ready (the
-        watcher tries again)."""
-        try:
-            self.bot.ask(WARM_UP_QUESTION)
-        except StoreUnavailableError as exc:
-            log.warning("warm-up failed: %s", exc)
-            return
-        self.ready = True
-
-    def close(self) -> None:
-        """Stop watching the index."""
-        self._stop.set()
-
-    def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
-        bot = self.bot  # this request answers with this bot, whatever is swapped in meanwhile
-        bot.check_question(question, history)
-        return bot.ask(question, history)
-
-    def check(self, question: str, history: list[Turn] | None = None) -> None:
-        self.bot.check_question(question, history)
-
-    def stats(self) -> dict:
-        return self.bot.stats()
-
-    def health(self) -> dict:
-        """Index counts when the bot is ready and its store answers; NotReadyError or StoreUnavailableError (with
-        the reason) otherwise."""
-        settings = self.bot.settings
-        if not settings.chroma_url and not (settings.index_dir / "chroma.sqlite3").exists():
-            raise StoreUnavailableError(f"the index at {settings.index_dir} is gone: run `eventbot index`")
-        stats = self.bot.stats()
-        if not self.ready:
-            raise NotReadyError("warming up: no answer has run yet")
-        return stats
-
-    def documents(self) -> list[tuple[str, str]]:
-        return self.bot.documents()
-
-    def example_questions(self) -> list[str]:
-        return self.bot.example_questions()
-
-    @staticmethod
-    def _read_signature(bot: EventBot) -> Any:
-        """What changes when the index does: the generation and counts indexing records (O(1) reads), and for an
-        embedded index the identity of its database file (a folder deleted and indexed again is a new file,
-        which a client still holding the old one would never see)."""
-        settings, local = bot.settings, None
-        if not settings.chroma_url:
-            try:
-                stat = (settings.index_dir / "chroma.sqlite3").stat()
-            except OSError:
-                return ("missing",)
-            local = (stat.st_dev, stat.st_ino)
-        try:
-            stats = bot.stats()
-        except StoreUnavailableError as exc:
-            return ("unreadable", str(exc))
-        return (local, stats.get("generation"), stats["documents"], stats["chunks"])
-
-    def refresh(self, seen_before: Any = None) -> Any:
-        """One look of the watcher: the index's signature now. When it differs from the served bot's and equals
-        `seen_before` (the last look), open, warm and swap in a fresh bot. Returns what it saw."""
-        seen = self._read_signature(self.bot)
-        if seen == self._signature or seen != seen_before:
-            if seen == self._signature and not self.ready:
-                self.warm_up()
-            return seen
-        with self._swap_lock:
-            replaced = self._forget_local_store()
-            try:
-                fresh = EventBot(self.bot.settings)
-                fresh.ask(WARM_UP_QUESTION)
-            except Exception as exc:
-                if isinstance(exc, StoreUnavailableError):
-                    log.info("index changed, but no fresh bot yet: %s", exc)
-                else:
-                    log.exception("index changed, but a fresh bot could not be opened")
-                self._retire(self._forget_local_store())  # the failed bot's, if it opened one
-                self._restore_local_store(replaced)
-                return seen
-            self.bot, self._signature, self.ready = fresh, seen, True
-            self._retire(replaced)
-        log.info("index changed: serving a fresh bot (%s)", self._signature)
-        return seen
-
-    # Chroma keeps one client system per folder and process, whose in-memory vector index does not see what
-    # another process (`eventbot index`) wrote since, nor a folder deleted and made again: a fresh bot needs a
-    # new one. The swapped-out bot keeps its own, stopped a grace period later (its requests are long done).
-
-    def _forget_local_store(self) -> Any:
-        """Take the embedded index's client system out of Chroma's cache (None in server mode or if none)."""
-        if self.bot.settings.chroma_url:
-            return None
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        return SharedSystemClient._identifier_to_system.pop(str(self.bot.settings.index_dir), None)
-
-    def _restore_local_store(self, system: Any) -> None:
-        if system is not None:
-            from chromadb.api.shared_system_client import SharedSystemClient
-
-            SharedSystemClient._identifier_to_system[str(self.bot.settings.index_dir)] = system
-
-    def _retire(self, system: Any) -> None:
-        """Stop `system` a grace period from now, and those retired a grace period ago."""
-        now = time.monotonic()
-        for retired_at, old in [r for r in self._retired if now - r[0] > RETIRED_STORE_GRACE_S]:
-            self._retired.remove((retired_at, old))
-            try:
-                old.stop()
-            except Exception:
-                log.debug("stopping a retired Chroma client system", exc_info=True)
-        if system is not None:
-            self._retired.append((now, system))
-
-
-def _watch(ref: "weakref.ref[ServedBot]", stop: threading.Event) -> None:
-    """The watcher loop; ends when the served bot is closed or gone."""
-    seen = None
-    while not stop.wait(WATCH_INTERVAL_S):
-        served = ref()
-        if served is None:
-            return
-        try:
-            seen = served.refresh(seen)
-        except Exception:
-            log.exception("index watcher")
-        del served
 
 
 def get_bot(request: Request) -> ServedBot:

@@ -16,10 +16,10 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is i
 
 import gradio as gr  # noqa: E402
 
-from bot.service import QuestionError  # noqa: E402
+from bot.errors import QuestionError, StoreUnavailableError  # noqa: E402
+from bot.served import ServedBot  # noqa: E402
 from bot.types import Answer, Turn  # noqa: E402
-from index.store import StoreUnavailableError  # noqa: E402
-from ui.api import ServedBot, word_pieces  # noqa: E402
+from ui.api import word_pieces  # noqa: E402
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,9 @@ def fail(message: str) -> None:
 
 
 def open_bot():
-    from bot.answer.generative import LLMSetupError
+    from bot.errors import LLMSetupError, StoreUnavailableError
     from bot.service import EventBot
     from bot.settings import Settings
-    from index.store import StoreUnavailableError
 
     try:
         return EventBot(Settings())
@@ -56,10 +55,9 @@ def index(
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of counts.")] = False,
 ) -> None:
     """Ingest documents into the index. Unchanged chunks are not embedded again."""
+    from bot.errors import DocumentLoadError, StoreUnavailableError
     from bot.service import build_index
     from bot.settings import Settings
-    from index.loaders import DocumentLoadError
-    from index.store import StoreUnavailableError
 
     try:
         report = build_index(Settings(), paths or None, reset=reset, show_progress=sys.stderr.isatty() or not as_json)
@@ -79,7 +77,8 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="One answer object per line (JSON Lines).")] = False,
 ) -> None:
     """Answer questions from the indexed documents, citing them."""
-    from bot.service import QuestionError, check_question
+    from bot.errors import QuestionError
+    from bot.service import check_question
     from bot.settings import Settings
 
     try:
@@ -121,11 +120,9 @@ def evaluate(
     indexes."""
     from rich.console import Console
 
-    from bot.answer.generative import LLMSetupError
+    from bot.errors import DocumentLoadError, LLMSetupError, StoreUnavailableError
     from bot.eval import report as eval_report
     from bot.eval import running
-    from index.loaders import DocumentLoadError
-    from index.store import StoreUnavailableError
 
     if squad is None and (articles or limit is not None):
         fail("--articles and --limit go with --squad DIR")
@@ -163,7 +160,7 @@ def evaluate(
 @app.command()
 def chat() -> None:
     """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""
-    from bot.service import QuestionError
+    from bot.errors import QuestionError
     from bot.types import Turn
 
     bot = open_bot()
@@ -218,10 +215,11 @@ def serve(
 
 def serve_with_workers(host: str, port: int, workers: int) -> None:
     """`eventbot serve --workers N`: the index is checked here, the bot is opened in every worker."""
+    from bot.service import index_missing
     from bot.settings import Settings
 
     settings = Settings()
-    if not settings.chroma_url and not (settings.index_dir / "chroma.sqlite3").exists():
+    if index_missing(settings):
         fail(f"no index at {settings.index_dir} yet: run `eventbot index`")
     from ui.server import bind, serve_workers, url_of
 

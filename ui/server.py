@@ -12,9 +12,9 @@ from fastapi import FastAPI  # noqa: E402
 from gradio.routes import App as GradioApp  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
-from bot.service import EventBot  # noqa: E402
-from index.embeddings import use_threads  # noqa: E402
-from ui.api import ServedBot, build_api  # noqa: E402
+from bot.served import ServedBot  # noqa: E402
+from bot.service import EventBot, use_threads  # noqa: E402
+from ui.api import build_api  # noqa: E402
 from ui.chat import CSS, THEME, build_chat  # noqa: E402
 
 

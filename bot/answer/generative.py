@@ -29,6 +29,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field, PrivateAttr
 
+from bot.errors import LLMSetupError
 from bot.settings import Settings
 from bot.types import Passage
 
@@ -57,10 +58,6 @@ claim ::= (plain | [0-9] "." [0-9])+ [.!?] " " cite+
 cite ::= "[" [1-9] [0-9]? "]"
 plain ::= [^\[\]\n<>.!?]
 """
-
-
-class LLMSetupError(RuntimeError):
-    """The configured LLM cannot be used at all (missing extra, no model, bad GGUF path): a one-line reason."""
 
 
 @dataclass
