@@ -2,6 +2,7 @@
 
 import logging
 import time
+import unicodedata
 from functools import cache
 from pathlib import Path
 
@@ -107,10 +108,16 @@ def index_missing(settings: Settings) -> bool:
     return not settings.chroma_url and not local_index_exists(settings.index_dir)
 
 
+def is_blank(text: str) -> bool:
+    """True when `text` shows nothing: whitespace, control characters ("\\u0000\\u0001") and invisible format
+    characters (a zero-width space) only. Such a question is empty, not one to retrieve for."""
+    return all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in text)
+
+
 def check_question(settings: Settings, question: str, history: list[Turn] | None = None) -> str:
-    """The question, stripped; QuestionError when it is empty or too long, or the history too long."""
+    """The question, stripped; QuestionError when it is empty (or blank) or too long, or the history too long."""
     question = (question or "").strip()
-    if not question:
+    if is_blank(question):
         raise QuestionError("the question is empty")
     check_unicode(question, "the question")
     if len(question) > settings.max_question_chars:

@@ -100,6 +100,7 @@ def test_follow_up_resolves_pronoun(bot):
     ("args", "env", "message"),
     [
         (["ask", "   "], {}, "empty"),
+        (["ask", "\u0001\u0002 \u007f"], {}, "empty"),  # control characters only (issue 17.6)
         (["ask", "x" * 2001], {}, "limit"),
         (["ask", "Who won?"], {"EVENTBOT_MAX_QUESTION_CHARS": "5"}, "limit"),
     ],

@@ -161,6 +161,16 @@ def test_bad_input_is_4xx_json_naming_the_problem(http, content, problem):
     assert problem in json.dumps(r.json()["detail"]).lower()
 
 
+@pytest.mark.parametrize("question", ["\u0000\u0001", "\u0000 \u200b\n\u007f"])
+def test_control_characters_only_are_an_empty_question(http, question):
+    """Issue 17.6: a question of control (and invisible format) characters only is empty: 422 on /api and /v1, as
+    for "" (before: 200, an answer to nothing)."""
+    r = http.post("/api/ask", json={"question": question})
+    assert r.status_code == 422 and "empty" in r.json()["detail"], r.text
+    r = http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": question}]})
+    assert r.status_code == 422 and "empty" in r.json()["detail"], r.text
+
+
 def test_wrong_content_type_and_method_are_4xx(http):
     assert http.post("/api/ask", data={"question": GOLD}).status_code == 422
     r = http.get("/api/ask")  # the UI mounted at / answers what no API route takes: a JSON 404
