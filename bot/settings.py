@@ -57,3 +57,6 @@ class Settings(BaseSettings):
     max_history_messages: int = 40
     max_body_bytes: int = Field(1_000_000, description="larger request bodies get 413 before they are parsed")
     rate_limit: int = Field(600, ge=0, description="requests per minute per client IP on /api and /v1 (429); 0: off")
+    login_attempts: int = Field(
+        5, ge=0, description="failed chat logins per client IP in 5 minutes, then 429 until the 5 minutes pass; 0: off"
+    )

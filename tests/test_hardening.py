@@ -1,7 +1,9 @@
 """Issue 11: no back door, bad inputs refused plainly. A real uvicorn on loopback, real HTTP clients, real index."""
 
 import json
+from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -71,6 +73,33 @@ def test_the_key_opens_the_chat_and_uploads_are_capped(secured):
         assert small.status_code == 200, small.text
         big = http.post("/gradio_api/upload", files={"files": ("big.txt", b"x" * 2_000_000, "text/plain")})
         assert big.status_code == 413
+
+
+def test_failed_chat_logins_are_limited_per_client(bot, settings):
+    """Issue 17.6: the chat's login (the API key as password) takes EVENTBOT_LOGIN_ATTEMPTS failures from one client
+    address in 5 minutes, then 429 with Retry-After, for the right key too (before: unlimited guesses). A login
+    that works is not counted; a burst of parallel guesses is held to the limit; other clients are not held back."""
+    served = ServedBot(bot, settings.model_copy(update={"api_key": API_KEY, "login_attempts": 3}), watch=False)
+
+    def login(http: httpx.Client, password: str) -> httpx.Response:
+        return http.post("/login", data={"username": "me", "password": password})
+
+    def client(url: str, address: str) -> httpx.Client:
+        return httpx.Client(base_url=url, timeout=60, transport=httpx.HTTPTransport(local_address=address))
+
+    with running(create_app(served)) as url:
+        with client(url, "127.0.0.1") as http:
+            assert login(http, API_KEY).status_code == 200
+            assert [login(http, "guess").status_code for _ in range(3)] == [400, 400, 400]
+            for password in ("guess", API_KEY):
+                r = login(http, password)
+                assert r.status_code == 429, r.text
+                assert 1 <= int(r.headers["Retry-After"]) <= 300 and "EVENTBOT_LOGIN_ATTEMPTS" in r.json()["detail"]
+        with client(url, "127.0.0.2") as http:
+            assert login(http, API_KEY).status_code == 200
+            with ThreadPoolExecutor(8) as pool:
+                burst = Counter(pool.map(lambda _: login(http, "guess").status_code, range(8)))
+            assert burst == {400: 3, 429: 5}
 
 
 def test_chat_without_a_key_needs_no_login(base_url_and_fn):

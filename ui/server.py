@@ -1,21 +1,28 @@
 """One server: the HTTP API (ui.api) with the Gradio chat (ui.chat) mounted at `/`, sharing one bot."""
 
+import math
 import os
 import secrets
 import socket
+import time
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
 
 import gradio as gr  # noqa: E402
 import uvicorn  # noqa: E402
+from cachetools import TTLCache  # noqa: E402
 from fastapi import FastAPI  # noqa: E402
+from fastapi.responses import JSONResponse  # noqa: E402
 from gradio.routes import App as GradioApp  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
+from starlette.types import ASGIApp, Message, Receive, Scope, Send  # noqa: E402
 
 from bot.served import ServedBot  # noqa: E402
 from bot.service import EventBot, use_threads  # noqa: E402
 from ui.api import build_api  # noqa: E402
 from ui.chat import CSS, THEME, build_chat  # noqa: E402
+
+LOGIN_WINDOW_S = 300  # failed chat logins are counted over this many seconds (EVENTBOT_LOGIN_ATTEMPTS of them)
 
 
 def create_app(bot: EventBot | ServedBot) -> FastAPI:
@@ -42,10 +49,56 @@ def create_app(bot: EventBot | ServedBot) -> FastAPI:
         mcp_server=False,
         head='<meta name="viewport" content="width=device-width, initial-scale=1">',
     )
+    if key and served.settings.login_attempts:  # added last, so it runs first
+        app.add_middleware(LoginLimit, attempts=served.settings.login_attempts)
     # Each open chat tab holds a heartbeat stream until Gradio's stop event is set: set it when shutting down
     chats = [r.app for r in app.routes if isinstance(r, Mount) and isinstance(r.app, GradioApp)]
     app.state.before_shutdown = [chat.stop_event.set for chat in chats] + [served.close]
     return app
+
+
+class LoginLimit:
+    """429 with `Retry-After` on the chat's login (Gradio's `POST /login`, whose password is the API key) for a
+    client (by IP address) that failed it `attempts` times in the last `window_s` seconds: Gradio has no limit of
+    its own, so the key could be guessed there at the speed of the network. A failed login is Gradio's 400 (or a
+    401). An attempt counts as failed from when it arrives until its response says otherwise, so a burst of
+    parallel guesses is held to the limit too; once refused, the right key is refused as well until the window
+    has passed. Counted in this process's memory: behind a proxy every client has the proxy's address."""
+
+    PATHS = ("/login", "/login/")
+    FAILED = (400, 401)
+
+    def __init__(self, app: ASGIApp, attempts: int, window_s: float = LOGIN_WINDOW_S):
+        self.app, self.attempts, self.window_s = app, attempts, window_s
+        # client → times of its failed attempts; a client's entry expires a window after its last attempt
+        self.failures: TTLCache[str, list[float]] = TTLCache(maxsize=100_000, ttl=window_s, timer=time.monotonic)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.PATHS:
+            await self.app(scope, receive, send)
+            return
+        client, now = (scope.get("client") or ("unknown",))[0], time.monotonic()
+        failed = self.failures.get(client, [])
+        failed[:] = [t for t in failed if now - t < self.window_s]
+        if len(failed) >= self.attempts:
+            retry = max(1, math.ceil(failed[0] + self.window_s - now))
+            detail = (
+                f"too many failed logins from this address: at most {self.attempts} in {self.window_s:g} s "
+                f"(EVENTBOT_LOGIN_ATTEMPTS); try again in {retry} s"
+            )
+            await JSONResponse({"detail": detail}, status_code=429, headers={"Retry-After": str(retry)})(
+                scope, receive, send
+            )
+            return
+        failed.append(now)
+        self.failures[client] = failed  # (re)starts the entry's expiry
+
+        async def watched_send(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] not in self.FAILED and now in failed:
+                failed.remove(now)  # not a failed login after all
+            await send(message)
+
+        await self.app(scope, receive, watched_send)
 
 
 def bind(host: str, port: int) -> socket.socket:
