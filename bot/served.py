@@ -91,6 +91,7 @@ class ServedBot:
         return self.bot.documents()
 
     def example_questions(self) -> list[str]:
+        """Those of the bot serving now (a swap brings the fresh index's, worked out before it is swapped in)."""
         return self.bot.example_questions()
 
     @staticmethod
@@ -124,6 +125,7 @@ class ServedBot:
             try:
                 fresh = EventBot(self.bot.settings)
                 fresh.ask(WARM_UP_QUESTION)
+                fresh.example_questions()  # for the chat's next page, worked out here rather than on its load
             except Exception as exc:
                 if isinstance(exc, StoreUnavailableError):
                     log.info("index changed, but no fresh bot yet: %s", exc)

@@ -189,6 +189,42 @@ def test_the_served_index_is_read_fresh(tmp_path):
     served.close()
 
 
+def page_examples(http: httpx.Client) -> list[str]:
+    """The example questions a chat page offers, as the browser gets them: those the page was built with
+    (`/config`), or what its load events (run as the browser runs them) set instead."""
+    config = http.get("/config").json()
+    [chat] = [c for c in config["components"] if c["props"].get("elem_id") == "chat"]
+    examples = chat["props"]["examples"]
+    for dep in config["dependencies"]:
+        if any(event == "load" for _, event in dep["targets"]) and chat["id"] in dep["outputs"]:
+            body = {"data": [], "fn_index": dep["id"], "session_hash": "page", "event_data": None, "trigger_id": None}
+            r = http.post("/gradio_api/run/predict", json=body)
+            assert r.status_code == 200, r.text
+            examples = r.json()["data"][dep["outputs"].index(chat["id"])].get("examples", examples)
+    return [example["text"] for example in examples or []]
+
+
+def test_the_chats_examples_follow_the_served_index(tmp_path):
+    """Issue 17.6: once `eventbot index --reset` has put other documents in the index and the server has swapped in
+    a fresh bot, a chat page offers the new documents' example questions (before: those worked out at start-up,
+    about a document no longer indexed)."""
+    env = own_index(tmp_path)
+    served = ServedBot(bot_on(env, rate_limit=0))
+    with running(create_app(served)) as base, httpx.Client(base_url=base, timeout=60) as http:
+        assert GOLD in page_examples(http)
+        run_cli("index", "--reset", str(write_regatta(tmp_path / "news")), env=env)
+
+        def regatta_served():
+            r = http.post("/api/ask", json={"question": REGATTA_QUESTION})
+            return r.status_code == 200 and REGATTA_WINNER in r.json()["answer"]
+
+        wait_for(regatta_served, 60, "the fresh index served")
+        shown = page_examples(http)
+        assert shown and GOLD not in shown, shown
+        assert shown == served.example_questions()
+    served.close()
+
+
 # ---------------------------------------------------------------------------------------------- ready means warm
 
 

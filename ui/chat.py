@@ -59,6 +59,11 @@ CSS = """
 """
 
 
+def examples(bot: ServedBot) -> list[dict] | None:
+    """The chat's example questions: those the bot serving now answers (None: no examples shown)."""
+    return [{"text": q} for q in bot.example_questions()] or None
+
+
 def header(bot: ServedBot) -> str:
     docs = bot.documents()
     if len(docs) == 1:
@@ -196,17 +201,20 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
     def answer_last(messages: list[dict]) -> Iterator[list[dict]]:
         yield from respond(bot, messages)
 
+    def page_load() -> tuple[str, gr.Chatbot]:
+        """The served bot may have been swapped for a fresh index since start-up: each page shows the documents
+        and example questions of the one serving now (a fresh bot's examples are worked out before the swap)."""
+        return header(bot), gr.Chatbot(examples=examples(bot))
+
     with gr.Blocks(title="eventbot: ask about the event", fill_height=True, analytics_enabled=False) as demo:
         heading = gr.HTML(header(bot), elem_id="header", padding=False)
-        # the served bot may have been swapped for a fresh index since: each page shows what it knows now
-        demo.load(lambda: header(bot), None, heading, queue=False, api_visibility="private")
         chatbot = gr.Chatbot(
             elem_id="chat",
             show_label=False,
             scale=1,  # with fill_height: the chat takes the window's height and scrolls inside
             layout="bubble",
             placeholder="**Ask a question about the event**, or pick one below.",
-            examples=[{"text": q} for q in bot.example_questions()] or None,
+            examples=examples(bot),
             feedback_options=None,
             buttons=["copy"],
             latex_delimiters=[],  # text is text: no `$…$` maths
@@ -230,6 +238,7 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
             )
 
         private = {"api_visibility": "private"}
+        demo.load(page_load, None, [heading, chatbot], queue=False, **private)
         answering = []
         for asked in (
             box.submit(add_question, [box, chatbot], [box, chatbot], queue=False, **private),
