@@ -10,6 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ARTICLE = ROOT / "data" / "event-article.txt"
 EVENTBOT = str(Path(sys.executable).parent / "eventbot")
+# Tests check behaviour, never speed: this limit is only there so that a hang cannot block a test run forever.
+SAFETY_TIMEOUT_S = 1800
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")

@@ -2,10 +2,22 @@
 distractor corpus it generates is deterministic and keeps the article's facts to the article."""
 
 import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
 
 from bot.eval.bench import ALL_LABELS, LABELS, new_questions, warm_up_questions
 from bot.eval.distractors import FORBIDDEN, article, write_corpus, write_large_document
-from tests.conftest import run_cli
+from tests.conftest import ROOT, SAFETY_TIMEOUT_S, run_cli
 
 RATIOS = [
     "ask_p50_ratio",
@@ -56,3 +68,90 @@ def test_load_questions_are_new_to_a_server():
     assert len(set(questions)) == 300
     assert new_questions(10, offset=300)[0] not in questions
     assert not set(warm_up_questions()) & set(new_questions(400))
+
+
+# -- killed from outside ----------------------------------------------------------------------------------------
+
+# The bench's way of starting a server (bot.eval.bench.live_server), in a process of its own that then waits to be
+# killed; it prints the server's URL once /healthz has answered.
+SERVE_UNTIL_KILLED = """
+import sys, time
+from pathlib import Path
+from bot.eval.bench import live_server
+from bot.settings import Settings
+
+with live_server(Settings(index_dir=Path(sys.argv[1]), chroma_url=None), workers=int(sys.argv[2])) as server:
+    print(server.url, flush=True)
+    time.sleep(3 * 3600)
+"""
+
+
+def started(pid: int) -> str | None:
+    """The start time of a live process (None once it has ended or is a zombie): a pid and this name one process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def descendants(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        for child in (task / "children").read_text().split() if (task / "children").exists() else []:
+            found += [int(child), *descendants(int(child))]
+    return found
+
+
+def left_running(servers: dict[int, str]) -> list[int]:
+    return [pid for pid, start in servers.items() if started(pid) == start]
+
+
+def accepts_connections(url: str) -> bool:
+    address = urlsplit(url)
+    try:
+        socket.create_connection((address.hostname, address.port), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc")
+@pytest.mark.parametrize(
+    ("sig", "workers"),
+    [(signal.SIGTERM, 2), (signal.SIGINT, 1), (signal.SIGKILL, 1)],
+    ids=["SIGTERM, 2 workers", "Ctrl-C", "SIGKILL"],
+)
+def test_servers_started_by_the_bench_stop_when_it_is_killed(index_dir, sig, workers):
+    """Issue 17.6: `eventbot bench` killed from outside (a timeout's SIGTERM, Ctrl-C) stops the `eventbot serve` it
+    started, workers included, before it exits (before: one was left serving after a timed-out test); killed with
+    SIGKILL, which no process can handle, its server still goes (it is told when its parent dies)."""
+    bench = subprocess.Popen(
+        [sys.executable, "-c", SERVE_UNTIL_KILLED, str(index_dir), str(workers)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in bench.stdout], daemon=True).start()
+    servers: dict[int, str] = {}
+    try:
+        url = lines.get(timeout=SAFETY_TIMEOUT_S).strip()
+        assert accepts_connections(url)
+        servers = {pid: started(pid) for pid in descendants(bench.pid)}  # `eventbot serve` and its workers
+        assert len(servers) >= (1 if workers == 1 else 1 + workers), servers
+        bench.send_signal(sig)
+        bench.wait(SAFETY_TIMEOUT_S)
+        if sig == signal.SIGTERM:
+            assert bench.returncode == 128 + signal.SIGTERM  # it exited through its own clean-up
+        if sig == signal.SIGKILL:  # no clean-up ran: the server stops on its own, told of its parent's death
+            deadline = time.monotonic() + SAFETY_TIMEOUT_S
+            while left_running(servers) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        assert not left_running(servers), servers  # stopped before the bench exited (or, for SIGKILL, after)
+        assert not accepts_connections(url)
+    finally:
+        bench.kill()
+        bench.wait()
+        for pid in left_running(servers):  # a failed run leaves nothing serving either
+            os.kill(pid, signal.SIGKILL)

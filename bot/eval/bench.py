@@ -21,11 +21,18 @@ times on a shared CPU vary from run to run while ratios hold:
 
 `quick` keeps every figure's key but measures on a small corpus with fewer requests (a minute or so); figures
 that only a full run measures are None then.
+
+Killed from outside (SIGTERM from a timeout, Ctrl-C, SIGHUP), the run stops the servers it started: each `eventbot
+serve` runs in a process group of its own (its workers with it), which is stopped from a `finally` block, since
+SIGTERM and SIGHUP raise SystemExit here as Ctrl-C raises KeyboardInterrupt; an `atexit` hook stops any group left,
+and on Linux a server also gets SIGTERM when the process that started it dies without cleaning up (SIGKILL).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -124,12 +131,13 @@ def run_bench(
     say = progress or (lambda message: log.info("%s", message))
     sizes = Sizes.of(quick)
     result = BenchResult()
-    if workdir is not None:
-        workdir.mkdir(parents=True, exist_ok=True)
-        _measure(sizes, workdir, result, say)
-    else:
-        with tempfile.TemporaryDirectory(prefix="eventbot-bench-", ignore_cleanup_errors=True) as tmp:
-            _measure(sizes, Path(tmp), result, say)
+    with stop_on_termination():  # a kill from outside still runs the `finally` blocks that stop servers
+        if workdir is not None:
+            workdir.mkdir(parents=True, exist_ok=True)
+            _measure(sizes, workdir, result, say)
+        else:
+            with tempfile.TemporaryDirectory(prefix="eventbot-bench-", ignore_cleanup_errors=True) as tmp:
+                _measure(sizes, Path(tmp), result, say)
     result.notes["machine"] = "CPU only; figures vary with load: read the ratios, each against a floor of the same run"
     return result
 
@@ -502,9 +510,102 @@ def _peak_rss_kb(pid: int) -> int:
     return 0
 
 
+def _raise_system_exit(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # the shell's exit status for a death by that signal
+
+
+@contextlib.contextmanager
+def stop_on_termination() -> Iterator[None]:
+    """While inside, SIGTERM and SIGHUP raise SystemExit in the main thread (as Ctrl-C raises KeyboardInterrupt), so
+    that `finally` blocks run: servers are stopped, temporary folders removed. Nothing changes outside the main thread
+    or for a signal that already has a handler other than the default."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, _raise_system_exit)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+_SERVER_GROUPS: set[int] = set()  # process groups of the servers started here and not yet stopped
+PR_SET_PDEATHSIG = 1
+
+
+def _group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes of a process group (without /proc: the group's id while it has any)."""
+    if not Path("/proc/self/stat").exists():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        except PermissionError:
+            pass
+        return [pgid]
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (command)": state, ppid, pgrp, …
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                members.append(int(stat.parent.name))
+    return members
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL whatever is left of a server's process group."""
+    if _group_members(pgid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def _stop_server(proc: subprocess.Popen, grace_s: float = 30.0) -> None:
+    """Ctrl-C to `eventbot serve` (it stops its workers itself), then SIGKILL to anything left of its group."""
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(grace_s)
+        deadline = time.monotonic() + grace_s
+        while _group_members(proc.pid) and time.monotonic() < deadline:  # workers the server left behind
+            time.sleep(0.05)
+    finally:
+        _kill_group(proc.pid)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(grace_s)
+        _SERVER_GROUPS.discard(proc.pid)
+
+
+@atexit.register
+def _kill_servers_left() -> None:
+    """A second signal can cut a `finally` block short: no server outlives this process."""
+    for pgid in list(_SERVER_GROUPS):
+        _kill_group(pgid)
+
+
+def _die_with_parent(parent: int) -> Callable[[], None] | None:
+    """On Linux, for the child between fork and exec: SIGTERM when its parent dies (even by SIGKILL; strictly, when
+    the thread that started it ends, which a `with live_server(…)` block outlives)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
+
+    def child() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the line above
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return child
+
+
 @contextlib.contextmanager
 def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
-    """`eventbot serve` in a subprocess on a free loopback port, up once /healthz answers 200; stopped after."""
+    """`eventbot serve` in a subprocess on a free loopback port, up once /healthz answers 200; stopped after, also
+    when this process is killed from outside (see the module's docstring)."""
     import httpx
 
     port = _free_port()
@@ -513,26 +614,31 @@ def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
         args += ["--workers", str(workers)]
     url = f"http://127.0.0.1:{port}"
     t0 = time.perf_counter()
-    proc = subprocess.Popen(args, env=_env(settings), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"eventbot serve exited ({proc.returncode}): {proc.stderr.read().strip()[-500:]}")
-            if time.perf_counter() - t0 > SERVER_START_TIMEOUT_S:
-                raise RuntimeError("eventbot serve did not answer /healthz in time")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                    break
-            time.sleep(0.05)
-        yield LiveServer(proc, url, time.perf_counter() - t0)
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with stop_on_termination():
+        proc = subprocess.Popen(
+            args,
+            env=_env(settings),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            process_group=0,  # its own group, with its workers: Ctrl-C reaches the bench only, which stops it
+            preexec_fn=_die_with_parent(os.getpid()),
+        )
+        _SERVER_GROUPS.add(proc.pid)
+        try:
+            while True:
+                if proc.poll() is not None:
+                    stderr = proc.stderr.read().strip()[-500:]
+                    raise RuntimeError(f"eventbot serve exited ({proc.returncode}): {stderr}")
+                if time.perf_counter() - t0 > SERVER_START_TIMEOUT_S:
+                    raise RuntimeError("eventbot serve did not answer /healthz in time")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                        break
+                time.sleep(0.05)
+            yield LiveServer(proc, url, time.perf_counter() - t0)
+        finally:
+            _stop_server(proc)
 
 
 def load(url: str, questions: Sequence[str], concurrency: int, requests: int) -> tuple[float, int, list[float]]:
@@ -562,7 +668,7 @@ def load(url: str, questions: Sequence[str], concurrency: int, requests: int) ->
                     errors += not ok
 
     t0 = time.perf_counter()
-    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(concurrency)]  # no wait on a kill
     for t in threads:
         t.start()
     for t in threads:
