@@ -8,6 +8,7 @@ import re
 import shutil
 import threading
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 from pathlib import Path
 
 import bm25s
@@ -29,39 +30,64 @@ AROUND_CHARS = 3000  # the answerer reads the chunks within this many characters
 STEMMER = Stemmer.Stemmer("english")
 
 
-class KeywordIndex:
-    """BM25 over every stored chunk, with the chunk ids in index order. Built once per change of the store and kept
-    in a folder named for the store's generation, so a reader never sees a half-written one."""
+def _tokens(texts: list[str]) -> bm25s.tokenization.Tokenized:
+    return bm25s.tokenize(texts, stopwords="en", stemmer=STEMMER, show_progress=False)
 
-    def __init__(self, bm25: bm25s.BM25, ids: list[str]):
-        self.bm25, self.ids = bm25, ids
+
+class KeywordIndex:
+    """BM25 twice over the stored chunks: per chunk (its document's title prepended, so a passage that never
+    repeats what its document is about still matches it) and per document (title and every chunk: which documents
+    are about what the question names). Built once per change of the store and kept in a folder named for the
+    store's generation, so a reader never sees a half-written one."""
+
+    def __init__(self, chunks: bm25s.BM25, ids: list[str], documents: bm25s.BM25, paths: list[str], of: list[int]):
+        self.chunks, self.ids, self.documents, self.paths = chunks, ids, documents, paths
+        self.path_of = {cid: paths[n] for cid, n in zip(ids, of, strict=True)}  # chunk id → its document
 
     @classmethod
     def build(cls, store: Chroma) -> "KeywordIndex":
-        got = store._collection.get(include=["documents"])
-        bm25 = bm25s.BM25()
-        bm25.index(
-            bm25s.tokenize(got["documents"], stopwords="en", stemmer=STEMMER, show_progress=False), show_progress=False
+        got = store._collection.get(include=["documents", "metadatas"])
+        texts, metas = got["documents"], got["metadatas"]
+        by_path: dict[str, list[str]] = {}
+        for text, meta in zip(texts, metas, strict=True):
+            by_path.setdefault(meta["path"], [meta.get("title", "")]).append(text)
+        chunks, documents = bm25s.BM25(), bm25s.BM25()
+        chunks.index(
+            _tokens([f"{m.get('title', '')}\n{t}" for t, m in zip(texts, metas, strict=True)]), show_progress=False
         )
-        return cls(bm25, list(got["ids"]))
+        documents.index(_tokens(["\n".join(parts) for parts in by_path.values()]), show_progress=False)
+        paths = list(by_path)
+        number = {p: n for n, p in enumerate(paths)}
+        return cls(chunks, list(got["ids"]), documents, paths, [number[m["path"]] for m in metas])
 
     def save(self, folder: Path) -> None:
         tmp = folder.with_name(folder.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        self.bm25.save(str(tmp), show_progress=False)
-        (tmp / "ids.json").write_text(json.dumps(self.ids))
+        self.chunks.save(str(tmp / "chunks"), show_progress=False)
+        self.documents.save(str(tmp / "documents"), show_progress=False)
+        (tmp / "ids.json").write_text(json.dumps({"chunks": self.ids, "documents": self.paths, "of": self._of()}))
         shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
         for old in folder.parent.glob("*"):  # earlier generations
             if old != folder and not old.name.endswith(".tmp"):
                 shutil.rmtree(old, ignore_errors=True)
 
+    def _of(self) -> list[int]:
+        number = {p: n for n, p in enumerate(self.paths)}
+        return [number[self.path_of[cid]] for cid in self.ids]
+
     @classmethod
     def load(cls, folder: Path) -> "KeywordIndex | None":
         try:
             ids = json.loads((folder / "ids.json").read_text())
-            return cls(bm25s.BM25.load(str(folder), mmap=True, show_progress=False), ids)
-        except (OSError, ValueError):
+            return cls(
+                bm25s.BM25.load(str(folder / "chunks"), mmap=True, show_progress=False),
+                ids["chunks"],
+                bm25s.BM25.load(str(folder / "documents"), mmap=True, show_progress=False),
+                ids["documents"],
+                ids["of"],
+            )
+        except (OSError, ValueError, KeyError, TypeError):
             return None
 
     @classmethod
@@ -74,20 +100,48 @@ class KeywordIndex:
         return found
 
     def top(self, question: str, pool: int) -> list[str]:
-        tokens = bm25s.tokenize([question], stopwords="en", stemmer=STEMMER, show_progress=False)
-        if not any(len(t) for t in tokens.ids) or not re.search(r"\w", question):
+        """Ids of the chunks that match the question best (none without a word to match)."""
+        return self._top(self.chunks, self.ids, question, pool)
+
+    def top_documents(self, question: str, pool: int) -> list[str]:
+        """Paths of the documents that match the question best."""
+        return self._top(self.documents, self.paths, question, pool)
+
+    @staticmethod
+    def _top(bm25: bm25s.BM25, names: list[str], question: str, pool: int) -> list[str]:
+        tokens = _tokens([question])
+        if not any(len(t) for t in tokens.ids) or not re.search(r"\w", question) or not names:
             return []
-        docs, scores = self.bm25.retrieve(tokens, k=min(pool, len(self.ids)), show_progress=False)
-        return [self.ids[i] for i, s in zip(docs[0], scores[0], strict=True) if s > 0]
+        found, scores = bm25.retrieve(tokens, k=min(pool, len(names)), show_progress=False)
+        return [names[i] for i, s in zip(found[0], scores[0], strict=True) if s > 0]
 
 
 def keyword_folder(index_dir: Path, collection: str, generation: str) -> Path:
     return index_dir / f"{collection}.bm25" / re.sub(r"[^\w-]", "-", generation)
 
 
+@dataclass(frozen=True)
+class Fusion:
+    """How the rankings of a question's candidate chunks are fused (weighted reciprocal ranks). Tuned on the SQuAD
+    train articles indexed together and on the bundled article among generated distractors (see README)."""
+
+    pool: int = 30  # candidates per ranking (at least 3 × k)
+    documents: int = 3  # documents the document step keeps (0: no document step)
+    dense: float = 1.0  # the question's vector against each chunk's
+    keywords: float = 1.0  # BM25 over chunks, with their document's title
+    within: float = 0.5  # the question's vector, among the chunks of the documents BM25 ranks best for it
+    document: float = 0.5  # the rank of the chunk's document by BM25 over whole documents
+
+
 class Retriever:
     """Top-k passages for a question, and the chunks around passages. One per bot (a bot serves one generation of
-    the store; a server swaps in a fresh bot when the store changes)."""
+    the store; a server swaps in a fresh bot when the store changes).
+
+    Among many documents, the words a question shares with every news story ("won the gold medal") outweigh the
+    few that say which story it means ("free skate"), and the passage that answers often does not repeat them.
+    So besides the question's vector and BM25 over chunks, a document step finds the documents that match the
+    question as a whole (BM25 over whole documents: the rare names weigh most) and ranks the chunks within them by
+    the question's vector; the rankings are fused by weighted reciprocal rank."""
 
     def __init__(
         self,
@@ -95,10 +149,12 @@ class Retriever:
         vectors: CachedEmbeddings,
         chunks: int,
         keywords: KeywordIndex | None,
-        k: int = 4,
-        cache_entries: int = 2000,
+        k: int,
+        cache_entries: int,
+        fusion: Fusion = Fusion(),
     ):
         self.store, self.vectors, self.chunks, self.keywords, self.k = store, vectors, chunks, keywords, k
+        self.fusion = fusion
         self._chunks: LRUCache[str, Document] = LRUCache(maxsize=max(1, cache_entries))  # read chunks, by id
         self._lock = threading.Lock()
 
@@ -112,12 +168,21 @@ class Retriever:
 
     def _retrieve(self, question: str) -> list[Passage]:
         query_vec = self.vectors.vector(question)  # the answerer finds it in the same cache
-        pool = min(self.chunks, max(3 * self.k, 10))
-        dense = self.store.similarity_search_by_vector_with_relevance_scores(query_vec.tolist(), k=pool)
-        ranked = [doc.metadata["chunk_id"] for doc, _ in dense]
+        fusion = self.fusion
+        pool = min(self.chunks, max(3 * self.k, fusion.pool))
+        rankings: list[tuple[float, dict[str, int]]] = [(fusion.dense, _ranks(self._dense(query_vec, pool)))]
         if self.keywords is not None:
-            ranked = _rrf([ranked, self.keywords.top(question, pool)])
-        top = ranked[: self.k]
+            rankings.append((fusion.keywords, _ranks(self.keywords.top(question, pool))))
+            documents = self.keywords.top_documents(question, fusion.documents)
+            if documents and len(self.keywords.paths) > 1:  # (one document: nothing to choose)
+                within = self._dense(query_vec, pool, documents)
+                rankings.append((fusion.within, _ranks(within)))
+                rank_of = {path: n for n, path in enumerate(documents)}
+                candidates = {cid for _, ranks in rankings for cid in ranks}
+                path_of = self.keywords.path_of
+                by_document = {c: rank_of[path_of[c]] for c in candidates if path_of.get(c) in rank_of}
+                rankings.append((fusion.document, by_document))
+        top = _fuse(rankings)[: self.k]
         got = self.store._collection.get(ids=top, include=["embeddings", "documents", "metadatas"])
         found = {
             cid: (text, meta, float(np.asarray(vec) @ query_vec))
@@ -127,6 +192,14 @@ class Retriever:
         }
         self._keep(got["ids"], got["documents"], got["metadatas"])
         return [_passage(cid, *found[cid]) for cid in top if cid in found]  # unless deleted meanwhile
+
+    def _dense(self, query_vec: np.ndarray, pool: int, documents: list[str] | None = None) -> list[str]:
+        """Chunk ids by the question's vector, best first; only in `documents` (paths) when given."""
+        where = {"path": {"$in": documents}} if documents else None
+        got = self.store._collection.query(
+            query_embeddings=[query_vec.tolist()], n_results=pool, where=where, include=[]
+        )
+        return got["ids"][0]
 
     def around(self, passages: list[Passage], chunk_starts: dict[str, list[tuple[int, str]]]) -> list[Document]:
         """The stored chunks that start within AROUND_CHARS of a passage, in its document (found in `chunk_starts`,
@@ -168,9 +241,14 @@ def _passage(cid: str, text: str, meta: dict, score: float) -> Passage:
     )
 
 
-def _rrf(rankings: list[list[str]]) -> list[str]:
+def _ranks(ranking: list[str]) -> dict[str, int]:
+    return {cid: n for n, cid in enumerate(ranking)}
+
+
+def _fuse(rankings: list[tuple[float, dict[str, int]]]) -> list[str]:
+    """Weighted reciprocal-rank fusion: each ranking adds weight / (RRF_K + rank) to the chunks it ranks."""
     scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, cid in enumerate(ranking):
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (RRF_K + rank + 1)
+    for weight, ranks in rankings:
+        for cid, rank in ranks.items():
+            scores[cid] = scores.get(cid, 0.0) + weight / (RRF_K + rank + 1)
     return sorted(scores, key=scores.__getitem__, reverse=True)

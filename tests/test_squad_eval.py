@@ -21,10 +21,11 @@ from bot.eval.squad import (
     summarize,
 )
 from bot.reader.data import SQUAD_DIR
-from bot.types import Answer
+from bot.types import Answer, Context
 from tests.conftest import run_cli
 
 SMALL_TRAIN_ARTICLE = "Sky_(United_Kingdom)"  # 22 paragraphs; a title with parentheses
+OTHER_TRAIN_ARTICLE = "Black_Death"  # 23 paragraphs
 
 
 def result(answers: list[str], prediction: str, confidence: float | None = None, abstained: bool = False):
@@ -69,16 +70,33 @@ def test_prediction_prefers_the_short_answer_then_the_text_without_markers():
     assert prediction_of(Answer(question="q", answer="The documents do not say.", abstained=True)) == ""
 
 
-def test_a_question_is_scored_from_the_answer_with_its_confidence():
-    question = SquadQuestion("q1", "A", "Who won?", ["Denver Broncos"])
-    got = SimpleNamespace(
-        answer="The Denver Broncos [1].", abstained=False, short_answer=None, confidence=0.8, timings_ms={"total": 5.0}
+def test_a_question_is_scored_from_the_answer_with_its_confidence_and_retrieval_hits():
+    paragraph = "The Denver Broncos won Super Bowl 50. The game was played in Santa Clara."
+    question = SquadQuestion("q1", "Super_Bowl_50", "Who won?", ["Denver Broncos"], paragraph)
+    in_paragraph = Context(
+        chunk_id="c1", source="Super_Bowl_50.txt", text="The game was played in Santa Clara.", score=0.5
     )
-    r = score_question(question, got, latency_ms=9.0)
+    elsewhere = Context(
+        chunk_id="c2", source="Super_Bowl_50.txt", text="Super Bowl 50 was an American football game.", score=0.4
+    )
+    other = Context(chunk_id="c3", source="Warsaw.txt", text="Warsaw is the capital of Poland.", score=0.3)
+    got = Answer(
+        question="Who won?",
+        answer="The Denver Broncos [1].",
+        abstained=False,
+        confidence=0.8,
+        timings_ms={"total": 5.0},
+    )
+    r = score_question(question, got.model_copy(update={"contexts": [other, in_paragraph]}), latency_ms=9.0)
     assert (r.prediction, r.exact, r.f1, r.confidence, r.latency_ms) == ("The Denver Broncos.", 1.0, 1.0, 0.8, 5.0)
     assert r.correct and not r.wrong
-    before = SimpleNamespace(answer="Denver [1].", abstained=False, timings_ms={})  # no short_answer/confidence yet
-    assert score_question(question, before, latency_ms=9.0).confidence is None
+    assert r.article_hit and r.paragraph_hit
+    title_only = score_question(question, got.model_copy(update={"contexts": [elsewhere, other]}), latency_ms=9.0)
+    assert title_only.article_hit and not title_only.paragraph_hit  # another paragraph of the article
+    missed = score_question(question, got.model_copy(update={"contexts": [other]}), latency_ms=9.0)
+    assert not missed.article_hit and not missed.paragraph_hit
+    assert summarize([r, title_only, missed])["hit_article"] == pytest.approx(2 / 3)
+    assert summarize([r, title_only, missed])["hit_paragraph"] == pytest.approx(1 / 3)
 
 
 def test_wrong_rate_counts_poor_answers_and_any_answer_to_unanswerables():
@@ -159,3 +177,20 @@ def test_cli_scores_a_small_train_article():
     assert 0.0 <= m["wrong_rate"] <= 1.0 and 0.0 <= m["abstention_rate"] <= 1.0
     assert m["auc"] is None or 0.0 <= m["auc"] <= 1.0
     assert m["latency_mean_ms"] > 0
+
+
+@needs_squad
+def test_cli_retrieval_only_finds_each_question_s_article_and_paragraph():
+    """Two articles indexed together; only retrieval runs, so the figures are hit@k by article and by paragraph."""
+    articles = [SMALL_TRAIN_ARTICLE, OTHER_TRAIN_ARTICLE]
+    args = [a for title in articles for a in ("--articles", title)]
+    proc = run_cli("eval", "--squad", str(SQUAD_DIR), *args, "--limit", "8", "--retrieval-only", "--json")
+    out = json.loads(proc.stdout)
+    assert out["retrieval_only"] is True
+    run = out["results"]["default"]
+    assert {(i["prediction"], i["abstained"]) for i in run["items"]} == {("", True)}  # nothing was answered
+    m = run["metrics"]["all"]
+    assert m["hit_article"] >= 0.9  # two unrelated articles: the question's own is nearly always among the passages
+    assert 0.5 <= m["hit_paragraph"] <= m["hit_article"]
+    proc = run_cli("eval", "--squad", str(SQUAD_DIR), *args, "--limit", "8", "--retrieval-only")
+    assert "paragraph@k %" in proc.stdout and "HasAns F1" not in proc.stdout

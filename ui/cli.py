@@ -115,6 +115,8 @@ def evaluate(
         help="With --squad: the articles to index and ask (repeatable). `test` is first sight only.")] = None,
     limit: Annotated[int | None, typer.Option(
         "--limit", min=1, help="With --squad: at most N questions per article, spread evenly over it.")] = None,
+    retrieval_only: Annotated[bool, typer.Option(
+        "--retrieval-only", help="With --squad: only retrieve (hit@k by article and paragraph); answer nothing.")] = False,
 ) -> None:
     """Score question sets (or SQuAD articles, with --squad) through the same chain as the UI, in fresh temporary
     indexes."""
@@ -124,8 +126,8 @@ def evaluate(
     from bot.eval import report as eval_report
     from bot.eval import running
 
-    if squad is None and (articles or limit is not None):
-        fail("--articles and --limit go with --squad DIR")
+    if squad is None and (articles or limit is not None or retrieval_only):
+        fail("--articles, --limit and --retrieval-only go with --squad DIR")
     if squad is not None and (datasets or not articles):
         fail("--squad DIR needs --articles train|heldout|test|TITLE and takes no --dataset")
     out = eval_report
@@ -138,7 +140,8 @@ def evaluate(
     try:
         if squad is not None:
             titles = out.resolve_articles(articles or [], squad)
-            run = out.run_squad(squad, titles, running.parse_configs(configs or []), limit, progress=progress)
+            configs_ = running.parse_configs(configs or [])
+            run = out.run_squad(squad, titles, configs_, limit, progress=progress, retrieval_only=retrieval_only)
         else:
             configs_ = running.parse_configs(configs or [])
             run = running.run_evaluation(datasets or running.default_datasets(), configs_, progress)

@@ -22,15 +22,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
-from bot.eval.metrics import strip_markers
+from bot.eval.metrics import normalize, strip_markers
 from bot.eval.report import markdown_table, one_line
 from bot.eval.running import Config, EvaluationError, ask_or_refuse, settings_for, shown_settings, temporary_bot
 from bot.reader.data import held_out_articles, squad_articles, squad_split
-from bot.types import Answer
+from bot.types import Answer, Context
+
+if TYPE_CHECKING:
+    from bot.service import EventBot
 
 ATTRIBUTION = "SQuAD, Rajpurkar et al. (CC BY-SA 4.0)"
 CORRECT_F1 = 0.5  # an answer with less token overlap than this is counted wrong (and not right for the AUC)
@@ -75,15 +78,23 @@ class SquadQuestion:
     article: str
     question: str
     answers: list[str]  # empty: unanswerable
+    paragraph: str = ""  # the paragraph SQuAD's writers asked it about
 
 
 def article_questions(article: dict, limit: int | None = None) -> list[SquadQuestion]:
     questions = [
-        SquadQuestion(qa["id"], article["title"], qa["question"].strip(), [a["text"] for a in qa["answers"]])
+        SquadQuestion(
+            qa["id"], article["title"], qa["question"].strip(), [a["text"] for a in qa["answers"]], paragraph["context"]
+        )
         for paragraph in article["paragraphs"]
         for qa in paragraph["qas"]
     ]
     return sample(questions, limit)
+
+
+def document_name(title: str) -> str:
+    """The file an article is indexed from (and the passages' source)."""
+    return f"{title}.txt"
 
 
 def document_text(article: dict) -> str:
@@ -144,6 +155,8 @@ class QuestionResult:
     f1: float
     confidence: float | None
     latency_ms: float
+    article_hit: bool = False  # a retrieved passage comes from the question's article
+    paragraph_hit: bool = False  # … from its very paragraph
 
     @property
     def has_answer(self) -> bool:
@@ -166,7 +179,10 @@ class QuestionResult:
 
 
 def score_question(question: SquadQuestion, answer: Answer, latency_ms: float) -> QuestionResult:
+    """The answer scored, and whether retrieval found the question's article and paragraph among the passages the
+    answer was drawn from (hit@k, k = top_k)."""
     prediction = prediction_of(answer)
+    paragraph = normalize(question.paragraph)
     exact, f1 = score(question.answers, prediction)
     confidence = getattr(answer, "confidence", None)
     return QuestionResult(
@@ -180,7 +196,16 @@ def score_question(question: SquadQuestion, answer: Answer, latency_ms: float) -
         f1,
         None if confidence is None else float(confidence),
         answer.timings_ms.get("total", latency_ms),
+        any(c.source == document_name(question.article) for c in answer.contexts),
+        bool(paragraph) and any(normalize(c.text) in paragraph for c in answer.contexts),
     )
+
+
+def retrieved(bot: EventBot, question: str) -> Answer:
+    """Retrieval alone (`--retrieval-only`): the passages as an answer's contexts, the answer declined."""
+    passages = bot.retriever(question)
+    contexts = [Context(chunk_id=p.chunk_id, source=p.source, text=p.text, score=p.score) for p in passages]
+    return Answer(question=question, answer="", abstained=True, contexts=contexts, backend="retrieval")
 
 
 # -- metrics over many questions ------------------------------------------------------------------------------
@@ -225,6 +250,8 @@ def summarize(results: Sequence[QuestionResult]) -> dict[str, Any]:
         "abstention_rate": _mean([r.abstained for r in results]),
         "auc": confidence_auc(results),
         "latency_mean_ms": _mean([r.latency_ms for r in results]),
+        "hit_article": _mean([r.article_hit for r in has]),  # over answerable questions, as eval's hit@k
+        "hit_paragraph": _mean([r.paragraph_hit for r in has]),
     }
 
 
@@ -255,6 +282,7 @@ class SquadEvaluation:
     limit: int | None
     configs: list[Config]
     runs: list[SquadRun] = field(default_factory=list)
+    retrieval_only: bool = False  # questions retrieved for, not answered: only the hit figures mean anything
 
     def as_dict(self) -> dict[str, Any]:
         hidden = set(self.first_sight)
@@ -264,6 +292,7 @@ class SquadEvaluation:
             "articles": self.articles,
             "first_sight": self.first_sight,
             "limit": self.limit,
+            "retrieval_only": self.retrieval_only,
             "configs": [asdict(c) for c in self.configs],
             "results": {
                 r.config.label: {
@@ -284,8 +313,10 @@ def run_squad(
     limit: int | None = None,
     progress: Callable[[str], None] | None = None,
     show_progress: bool = True,
+    retrieval_only: bool = False,
 ) -> SquadEvaluation:
-    """Index the articles once per configuration (chunking may differ) and ask every chosen question."""
+    """Index the articles once per configuration (chunking may differ) and ask every chosen question (or, with
+    `retrieval_only`, only retrieve for it: hit@k by article and by paragraph, in seconds)."""
     settings = [settings_for(c) for c in configs]  # every user error before any work
     try:
         articles = squad_articles(list(titles), squad_dir)
@@ -293,13 +324,15 @@ def run_squad(
         raise EvaluationError(f"{squad_dir}: cannot read the SQuAD articles ({exc})") from exc
     questions = [q for a in articles for q in article_questions(a, limit)]
     test = set(squad_split(squad_dir)["test"])
-    evaluation = SquadEvaluation(squad_dir, list(titles), [t for t in titles if t in test], limit, list(configs))
+    evaluation = SquadEvaluation(
+        squad_dir, list(titles), [t for t in titles if t in test], limit, list(configs), retrieval_only=retrieval_only
+    )
     if evaluation.first_sight and progress:
         progress(f"first sight: {len(evaluation.first_sight)} test article(s); their questions stay out of the output")
     with tempfile.TemporaryDirectory(prefix="eventbot-squad-") as tmp:
         folder = Path(tmp)
         for article in articles:
-            (folder / f"{article['title']}.txt").write_text(document_text(article), encoding="utf-8")
+            (folder / document_name(article["title"])).write_text(document_text(article), encoding="utf-8")
         for config, s in zip(configs, settings, strict=True):
             if progress:
                 progress(f"{config.label}: indexing {len(articles)} SQuAD article(s), then {len(questions)} questions")
@@ -307,7 +340,7 @@ def run_squad(
                 results = []
                 for q in tqdm(questions, desc=config.label, unit="q", disable=not show_progress):
                     started = time.perf_counter()
-                    answer = ask_or_refuse(bot, q.question)
+                    answer = retrieved(bot, q.question) if retrieval_only else ask_or_refuse(bot, q.question)
                     results.append(score_question(q, answer, 1000 * (time.perf_counter() - started)))
                 del bot
             metrics = summarize_by_article(results, titles)
@@ -327,8 +360,15 @@ COLUMNS = [  # (header, metric, format, scale)
     ("abstain %", "abstention_rate", "{:.1f}", 100),
     ("AUC", "auc", "{:.3f}", 1),
     ("ms", "latency_mean_ms", "{:.0f}", 1),
+    ("article@k %", "hit_article", "{:.1f}", 100),
+    ("paragraph@k %", "hit_paragraph", "{:.1f}", 100),
 ]
-BRIEF = {"EM", "F1", "HasAns F1", "NoAns", "wrong %", "abstain %"}  # per article when configurations share a table
+BRIEF = {"EM", "F1", "HasAns F1", "NoAns", "wrong %", "abstain %", "paragraph@k %"}
+RETRIEVAL = {
+    "article@k %",
+    "paragraph@k %",
+    "ms",
+}  # what a retrieval-only run measures  # per article when configurations share a table
 
 
 def _cell(metrics: dict[str, Any], key: str, pattern: str, scale: int) -> str:
@@ -338,7 +378,7 @@ def _cell(metrics: dict[str, Any], key: str, pattern: str, scale: int) -> str:
 def article_table(evaluation: SquadEvaluation, brief: bool = False) -> tuple[list[str], list[list[str]]]:
     """Rows = articles + all; columns = the figures of each configuration side by side (#1, #2, … as in eval)."""
     several = len(evaluation.runs) > 1
-    columns = [c for c in COLUMNS if c[0] in BRIEF] if brief else COLUMNS
+    columns = _columns(evaluation, brief)
     headers = ["article", "n"]
     for i, _ in enumerate(evaluation.runs, 1):
         headers += [f"{h} #{i}" if several else h for h, *_ in columns]
@@ -356,14 +396,26 @@ def article_table(evaluation: SquadEvaluation, brief: bool = False) -> tuple[lis
 def overall_table(evaluation: SquadEvaluation) -> tuple[list[str], list[list[str]]]:
     """Rows = every figure over all articles; one column per configuration."""
     headers = ["all articles", *(f"#{i} {r.config.label}" for i, r in enumerate(evaluation.runs, 1))]
-    rows = [[h, *(_cell(r.metrics["all"], key, p, scale) for r in evaluation.runs)] for h, key, p, scale in COLUMNS]
+    columns = _columns(evaluation, brief=False)
+    rows = [[h, *(_cell(r.metrics["all"], key, p, scale) for r in evaluation.runs)] for h, key, p, scale in columns]
     return headers, rows
+
+
+def _columns(evaluation: SquadEvaluation, brief: bool) -> list[tuple[str, str, str, int]]:
+    if evaluation.retrieval_only:
+        return [c for c in COLUMNS if c[0] in RETRIEVAL]
+    return [c for c in COLUMNS if c[0] in BRIEF] if brief else COLUMNS
 
 
 def caption(evaluation: SquadEvaluation) -> str:
     """What the figures are, whose data they come from, and which configuration is #1, #2, …"""
     limit = f", at most {evaluation.limit} questions per article" if evaluation.limit else ""
     lines = [f"{ATTRIBUTION}{limit}. NoAns = share of unanswerable questions declined."]
+    if evaluation.retrieval_only:
+        lines = [
+            f"{ATTRIBUTION}{limit}. Retrieval only: answerable questions whose article / paragraph is among the passages."
+        ]
+    lines.append("article@k, paragraph@k: answerable questions whose article / paragraph is among the top-k passages.")
     if len(evaluation.configs) > 1:
         lines.append(" · ".join(f"#{i} {c.label}" for i, c in enumerate(evaluation.configs, 1)))
     return "\n".join(lines)
