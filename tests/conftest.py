@@ -40,9 +40,29 @@ def bot(settings):
 
 
 def run_cli(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the installed `eventbot` console script as a user would."""
+    """Run the installed `eventbot` console script as a user would, for as long as it takes (a hang fails after
+    SAFETY_TIMEOUT_S, stopped with SIGTERM first, as a CI timeout stops it, so that it can stop what it started)."""
     full_env = os.environ | (env or {})
-    proc = subprocess.run([EVENTBOT, *args], capture_output=True, text=True, env=full_env, cwd=ROOT, timeout=300)
+    popen = subprocess.Popen(
+        [EVENTBOT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, cwd=ROOT
+    )
+    try:
+        stdout, stderr = popen.communicate(timeout=SAFETY_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        popen.terminate()
+        try:
+            stdout, stderr = popen.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            stdout, stderr = popen.communicate()
+        raise AssertionError(
+            f"eventbot {' '.join(args)} still ran after {SAFETY_TIMEOUT_S} s: {stderr[-2000:]}"
+        ) from None
+    except BaseException:  # Ctrl-C, a failure: nothing left running
+        popen.kill()
+        popen.wait()
+        raise
+    proc = subprocess.CompletedProcess(popen.args, popen.returncode, stdout, stderr)
     if check and proc.returncode != 0:
         raise AssertionError(f"eventbot {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
     return proc

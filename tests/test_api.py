@@ -15,7 +15,7 @@ import pytest
 
 from bot.served import ServedBot
 from bot.types import Answer, Turn
-from tests.conftest import ARTICLE, EVENTBOT, ROOT, run_cli
+from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S, run_cli
 from ui.chat import from_text, respond, to_turns
 from ui.server import bind, create_app, make_server, url_of
 
@@ -35,7 +35,7 @@ def running(app) -> Iterator[str]:
     server = make_server(app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + SAFETY_TIMEOUT_S
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.02)
@@ -397,9 +397,9 @@ def test_serve_command_prints_url_and_serves(index_dir):
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     try:
-        line = lines.get(timeout=180)
+        line = lines.get(timeout=SAFETY_TIMEOUT_S)
         url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + SAFETY_TIMEOUT_S
         while True:
             try:
                 r = httpx.get(f"{url}/healthz")
@@ -411,4 +411,4 @@ def test_serve_command_prints_url_and_serves(index_dir):
         assert httpx.get(url + "/").status_code == 200
     finally:
         proc.terminate()
-        proc.wait(15)
+        proc.wait(SAFETY_TIMEOUT_S)

