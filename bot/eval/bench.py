@@ -33,6 +33,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import functools
 import logging
 import os
 import signal
@@ -190,6 +191,11 @@ def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Callable[[str],
         ]
         result.notes["large_answers_changed"] = "; ".join(f"{n}: {a!r} → {b!r}" for n, a, b in shown)
 
+    if not sizes.quick:
+        for label, chunks in (("c1k_", 1_000), ("c6k_", 6_000)):
+            measure = functools.partial(_measure_corpus_size, f, root / label, corpus, chunks, label)
+            section(f"about {chunks:,} chunks: index, the article's questions", measure)
+
     section("one large document with the article", lambda: _measure_big_document(f, root / "big", sizes))
 
     section("cold start: floor, `eventbot ask`", lambda: _measure_cold_ask(f, one, large, sizes))
@@ -198,6 +204,7 @@ def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Callable[[str],
         section("live server, large corpus: start, /healthz, memory", lambda: _measure_large_server(f, large, sizes))
     if sizes.workers_requests:
         section("live server, 2 workers: requests/s at concurrency 12", lambda: _measure_workers(f, one, sizes))
+        section("Chroma server: requests/s with 1 and 2 workers", lambda: _measure_chroma_server(f, root, sizes))
     for key in ALL_LABELS:  # every figure's key, None when this run did not measure it
         f.setdefault(key, None)
 
@@ -443,8 +450,11 @@ def _measure_big_document(f: dict, root: Path, sizes: Sizes) -> None:
 
 
 def _env(settings: Settings) -> dict[str, str]:
-    """The environment of an `eventbot` process over `settings`' index: embedded store, no key, no rate limit."""
+    """The environment of an `eventbot` process over `settings`' index (embedded, or on a Chroma server), no key,
+    no rate limit."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVENTBOT_")}
+    if settings.chroma_url:
+        env["EVENTBOT_CHROMA_URL"] = settings.chroma_url
     return env | {
         "EVENTBOT_INDEX_DIR": str(settings.index_dir),
         "EVENTBOT_COLLECTION": settings.collection,
@@ -614,12 +624,12 @@ def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
         args += ["--workers", str(workers)]
     url = f"http://127.0.0.1:{port}"
     t0 = time.perf_counter()
-    with stop_on_termination():
+    with stop_on_termination(), tempfile.TemporaryFile("w+") as stderr:  # a pipe nobody reads could fill up
         proc = subprocess.Popen(
             args,
             env=_env(settings),
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=stderr,
             text=True,
             process_group=0,  # its own group, with its workers: Ctrl-C reaches the bench only, which stops it
             preexec_fn=_die_with_parent(os.getpid()),
@@ -628,8 +638,8 @@ def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
         try:
             while True:
                 if proc.poll() is not None:
-                    stderr = proc.stderr.read().strip()[-500:]
-                    raise RuntimeError(f"eventbot serve exited ({proc.returncode}): {stderr}")
+                    stderr.seek(0)
+                    raise RuntimeError(f"eventbot serve exited ({proc.returncode}): {stderr.read().strip()[-500:]}")
                 if time.perf_counter() - t0 > SERVER_START_TIMEOUT_S:
                     raise RuntimeError("eventbot serve did not answer /healthz in time")
                 with contextlib.suppress(httpx.HTTPError):
@@ -637,6 +647,40 @@ def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
                         break
                 time.sleep(0.05)
             yield LiveServer(proc, url, time.perf_counter() - t0)
+        finally:
+            _stop_server(proc)
+
+
+@contextlib.contextmanager
+def chroma_server(folder: Path) -> Iterator[str]:
+    """A real `chroma run` on a free loopback port, holding its data in `folder`; yields its URL. Stopped after, as
+    the `eventbot serve` processes are (also when this process is killed)."""
+    import httpx
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    args = [str(Path(sys.executable).parent / "chroma"), "run", "--path", str(folder), "--host", "127.0.0.1"]
+    with stop_on_termination():
+        proc = subprocess.Popen(
+            [*args, "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            process_group=0,
+            preexec_fn=_die_with_parent(os.getpid()),
+        )
+        _SERVER_GROUPS.add(proc.pid)
+        try:
+            t0 = time.perf_counter()
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"chroma run exited ({proc.returncode})")
+                if time.perf_counter() - t0 > SERVER_START_TIMEOUT_S:
+                    raise RuntimeError("chroma run did not answer its heartbeat in time")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/api/v2/heartbeat", timeout=5).status_code == 200:
+                        break
+                time.sleep(0.1)
+            yield url
         finally:
             _stop_server(proc)
 
@@ -726,6 +770,48 @@ def _measure_workers(f: dict, settings: Settings, sizes: Sizes) -> None:
         f["errors_c12_workers_2"] = errors
         f["workers_2_rss_peak_mb"] = server.peak_rss_mb()
     f["rps_workers_2_vs_1"] = _ratio(f["rps_c12_workers_2"], f.get("rps_c12"))
+
+
+def _measure_chroma_server(f: dict, root: Path, sizes: Sizes) -> None:
+    """The deployment that scales out: a `chroma run` server holds the index (written by one `eventbot index`),
+    `eventbot serve` processes read it; requests/s at concurrency 12 with 1 and 2 workers, as embedded above."""
+    from bot.service import build_index
+
+    with chroma_server(root / "chroma") as url:
+        settings = Settings(index_dir=root / "unused", chroma_url=url, collection="bench")
+        build_index(settings)
+        n = sizes.workers_requests
+        start = sizes.requests[1] + sizes.requests[4]  # the same new questions as the embedded runs at c12
+        for workers in (1, 2):
+            with live_server(settings, workers=workers) as server:
+                load(server.url, warm_up_questions(), 4, 8)
+                rps, errors, _ = load(server.url, new_questions(n, start), 12, n)
+            f[f"chroma_rps_c12_workers_{workers}"] = rps
+            f[f"chroma_errors_c12_workers_{workers}"] = errors
+    f["chroma_rps_workers_2_vs_1"] = _ratio(f["chroma_rps_c12_workers_2"], f["chroma_rps_c12_workers_1"])
+    f["chroma_rps_c12_vs_embedded"] = _ratio(f["chroma_rps_c12_workers_1"], f.get("rps_c12"))
+
+
+def _measure_corpus_size(f: dict, root: Path, corpus: list[Path], chunks: int, prefix: str) -> None:
+    """The article among the first generated documents until about `chunks` chunks, in an index of its own: hit@k
+    and accuracy of the article's questions (first sight, as the other sizes)."""
+    from bot.service import EventBot, build_index
+
+    settings = Settings(index_dir=root / "index", chroma_url=None, collection="bench")
+    paths, total = [], _chunks_of([ARTICLE], settings)
+    for path in corpus:
+        if total >= chunks:
+            break
+        paths.append(path)
+        total += _chunks_of([path], settings)
+    report = build_index(settings, [*paths, ARTICLE])
+    f[f"{prefix}chunks"] = report.chunks
+    bot = EventBot(settings)
+    items = article_items()
+    scored = [score_item(i, bot.ask(i.question)) for i in items]
+    retrieval = [r for r in scored if r.retrieval_scored]
+    f[f"{prefix}hit_at_k"] = round(sum(r.evidence_rank is not None for r in retrieval) / len(retrieval), 3)
+    f[f"{prefix}accuracy"] = round(sum(r.correct for r in scored) / len(scored), 3)
 
 
 LABELS = {
@@ -838,5 +924,17 @@ EXTRA_LABELS = {
     "errors_c12_workers_2": "serve --workers 2: errors at concurrency 12",
     "workers_2_rss_peak_mb": "serve --workers 2: peak RSS, all processes (MB)",
     "rps_workers_2_vs_1": "RATIO requests/s at c12, 2 workers / 1 worker",
+    "c1k_chunks": "about 1,000 chunks: chunks",
+    "c1k_hit_at_k": "about 1,000 chunks: hit@k of the article's questions",
+    "c1k_accuracy": "about 1,000 chunks: accuracy of the article's questions",
+    "c6k_chunks": "about 6,000 chunks: chunks",
+    "c6k_hit_at_k": "about 6,000 chunks: hit@k of the article's questions",
+    "c6k_accuracy": "about 6,000 chunks: accuracy of the article's questions",
+    "chroma_rps_c12_workers_1": "Chroma server: requests/s at concurrency 12, 1 worker",
+    "chroma_errors_c12_workers_1": "Chroma server: errors at concurrency 12, 1 worker",
+    "chroma_rps_c12_workers_2": "Chroma server: requests/s at concurrency 12, 2 workers",
+    "chroma_errors_c12_workers_2": "Chroma server: errors at concurrency 12, 2 workers",
+    "chroma_rps_workers_2_vs_1": "RATIO Chroma server: requests/s at c12, 2 workers / 1 worker",
+    "chroma_rps_c12_vs_embedded": "RATIO Chroma server, 1 worker / embedded, requests/s at c12",
 }
 ALL_LABELS = LABELS | EXTRA_LABELS
