@@ -27,6 +27,9 @@ class Settings(BaseSettings):
         20_000, description="vectors (question, sentence, word) kept in memory at ask time; 1.5 KB each"
     )
     chunk_cache_entries: int = Field(2_000, description="chunks read from the store kept in memory; ~5 KB each")
+    serve_malloc_arenas: int = Field(
+        2, ge=0, description="glibc malloc arenas when serving (fewer: less memory held by request threads); 0: default"
+    )
     serve_torch_threads: int = Field(
         1, ge=1, description="torch threads per request when serving (requests run in parallel)"
     )

@@ -140,6 +140,9 @@ def test_servers_started_by_the_bench_stop_when_it_is_killed(index_dir, sig, wor
         assert accepts_connections(url)
         servers = {pid: started(pid) for pid in descendants(bench.pid)}  # `eventbot serve` and its workers
         assert len(servers) >= (1 if workers == 1 else 1 + workers), servers
+        if workers > 1:  # serve caps glibc's malloc arenas (EVENTBOT_SERVE_MALLOC_ARENAS) in the workers it starts
+            environs = [Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") for pid in servers]
+            assert sum(b"MALLOC_ARENA_MAX=2" in env for env in environs) >= workers
         bench.send_signal(sig)
         bench.wait(SAFETY_TIMEOUT_S)
         if sig == signal.SIGTERM:

@@ -197,6 +197,10 @@ def serve(
     `--workers N` processes sharing the port)."""
     import time
 
+    from bot.settings import Settings
+    from ui.server import limit_malloc_arenas
+
+    limit_malloc_arenas(Settings().serve_malloc_arenas)  # before the bot and its threads allocate
     if workers > 1:
         serve_with_workers(host, port, workers)
         return
