@@ -1,6 +1,7 @@
 """Unit tests of the text layer and the pieces that read it: document parsing, name linking, parse checks,
 follow-up condensing and yes/no questions. spaCy's small pipeline only: no embedding model, no Chroma, no server."""
 
+import importlib
 import re
 
 import pytest
@@ -81,6 +82,17 @@ def test_parse_document_keeps_entities_and_token_analysis(skating):
     assert by_word["said"].dep == "ROOT" and champion.tokens[by_word["said"].head] is by_word["said"]
     assert champion.tokens[by_word["champion"].head] is by_word["said"]  # heads index the sentence's tokens
     assert ("Kaori Sakamoto", "PERSON") in [(SKATING[e.start : e.end], e.label) for e in skating[2].entities]
+
+
+def test_many_documents_parse_in_parallel_as_they_do_one_by_one(monkeypatch):
+    """Past PARALLEL_CHARS the parse runs in one process per core; documents and offsets come out the same, in order
+    (an empty document included)."""
+    parse_module = importlib.import_module("index.text.parse")  # (index.text.parse is also a function's name)
+
+    documents = [SKATING, "", "The race was won by Ana Silva.\n\nShe finished in 2:21:14.", SKATING.upper()]
+    monkeypatch.setattr(parse_module, "PARALLEL_CHARS", 1)
+    monkeypatch.setattr(parse_module.os, "cpu_count", lambda: 2)
+    assert list(parse_module.parse_documents(documents)) == [parse_document(d) for d in documents]
 
 
 def test_parse_document_of_nothing():

@@ -5,6 +5,7 @@ sentences of their own), batched through `nlp.pipe`. Each sentence keeps what th
 (offset, lemma, part of speech, dependency and head), and its named entities."""
 
 import json
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +14,9 @@ from index.text.pipeline import nlp
 
 PARAGRAPH = re.compile(r"[^\n]+")
 PIPE_BATCH = 64
+# From this much text on, the parse runs in one process per core: each loads its own copy of the pipeline (a
+# second or two), and 300 news pages (1.2 MB) parse in 19 s on 2 cores instead of 34 s.
+PARALLEL_CHARS = 500_000
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,9 @@ def parse_documents(texts: Sequence[str]) -> Iterator[list[ParsedSentence]]:
     if not texts:
         return
     done, out = 0, []
+    processes = min(2, os.cpu_count() or 1) if sum(map(len, texts)) >= PARALLEL_CHARS else 1
     for doc, (number, offset) in nlp().pipe(
-        ((text, where) for where, text in paragraphs), as_tuples=True, batch_size=PIPE_BATCH
+        ((text, where) for where, text in paragraphs), as_tuples=True, batch_size=PIPE_BATCH, n_process=processes
     ):
         while done < number:  # documents before this one are finished (some have no paragraph at all)
             yield out
