@@ -616,7 +616,6 @@ def _die_with_parent(parent: int) -> Callable[[], None] | None:
 def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
     """`eventbot serve` in a subprocess on a free loopback port, up once /healthz answers 200; stopped after, also
     when this process is killed from outside (see the module's docstring)."""
-    import httpx
 
     port = _free_port()
     args = [EVENTBOT, "serve", "--host", "127.0.0.1", "--port", str(port)]
@@ -624,14 +623,38 @@ def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
         args += ["--workers", str(workers)]
     url = f"http://127.0.0.1:{port}"
     t0 = time.perf_counter()
+    with _server(args, _env(settings), f"{url}/healthz") as proc:
+        yield LiveServer(proc, url, time.perf_counter() - t0)
+
+
+@contextlib.contextmanager
+def chroma_server(folder: Path) -> Iterator[str]:
+    """A real `chroma run` on a free loopback port, holding its data in `folder`; yields its URL. Stopped after, as
+    the `eventbot serve` processes are (also when this process is killed)."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    chroma = str(Path(sys.executable).parent / "chroma")
+    args = [chroma, "run", "--path", str(folder), "--host", "127.0.0.1", "--port", str(port)]
+    with _server(args, None, f"{url}/api/v2/heartbeat"):
+        yield url
+
+
+@contextlib.contextmanager
+def _server(args: list[str], env: dict[str, str] | None, ready_url: str) -> Iterator[subprocess.Popen]:
+    """A server process in a process group of its own (with its workers: Ctrl-C reaches the bench only, which stops
+    it), up once `ready_url` answers 200; stopped after, also when this process is killed from outside."""
+    import httpx
+
+    name = " ".join(Path(a).name for a in args[:2])
+    t0 = time.perf_counter()
     with stop_on_termination(), tempfile.TemporaryFile("w+") as stderr:  # a pipe nobody reads could fill up
         proc = subprocess.Popen(
             args,
-            env=_env(settings),
+            env=env,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             text=True,
-            process_group=0,  # its own group, with its workers: Ctrl-C reaches the bench only, which stops it
+            process_group=0,
             preexec_fn=_die_with_parent(os.getpid()),
         )
         _SERVER_GROUPS.add(proc.pid)
@@ -639,48 +662,14 @@ def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
             while True:
                 if proc.poll() is not None:
                     stderr.seek(0)
-                    raise RuntimeError(f"eventbot serve exited ({proc.returncode}): {stderr.read().strip()[-500:]}")
+                    raise RuntimeError(f"{name} exited ({proc.returncode}): {stderr.read().strip()[-500:]}")
                 if time.perf_counter() - t0 > SERVER_START_TIMEOUT_S:
-                    raise RuntimeError("eventbot serve did not answer /healthz in time")
+                    raise RuntimeError(f"{name} did not answer {ready_url} in time")
                 with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                    if httpx.get(ready_url, timeout=5).status_code == 200:
                         break
                 time.sleep(0.05)
-            yield LiveServer(proc, url, time.perf_counter() - t0)
-        finally:
-            _stop_server(proc)
-
-
-@contextlib.contextmanager
-def chroma_server(folder: Path) -> Iterator[str]:
-    """A real `chroma run` on a free loopback port, holding its data in `folder`; yields its URL. Stopped after, as
-    the `eventbot serve` processes are (also when this process is killed)."""
-    import httpx
-
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    args = [str(Path(sys.executable).parent / "chroma"), "run", "--path", str(folder), "--host", "127.0.0.1"]
-    with stop_on_termination():
-        proc = subprocess.Popen(
-            [*args, "--port", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            process_group=0,
-            preexec_fn=_die_with_parent(os.getpid()),
-        )
-        _SERVER_GROUPS.add(proc.pid)
-        try:
-            t0 = time.perf_counter()
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"chroma run exited ({proc.returncode})")
-                if time.perf_counter() - t0 > SERVER_START_TIMEOUT_S:
-                    raise RuntimeError("chroma run did not answer its heartbeat in time")
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(f"{url}/api/v2/heartbeat", timeout=5).status_code == 200:
-                        break
-                time.sleep(0.1)
-            yield url
+            yield proc
         finally:
             _stop_server(proc)
 

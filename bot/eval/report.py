@@ -72,23 +72,28 @@ def metric_table(dataset: DatasetRun) -> tuple[list[str], list[list[str]]]:
     return headers, rows
 
 
-def rich_tables(evaluation: Evaluation) -> list:
+def rich_table(title: str, headers: list[str], rows: list[list[str]], caption: str | None, total: str):
+    """A terminal table: the first column left-aligned, figures right-aligned, the `total` row in bold."""
     from rich.table import Table
 
-    tables = []
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
+    for i, h in enumerate(headers):
+        table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row, style="bold" if row[0] == total else None)
+    return table
+
+
+def rich_tables(evaluation: Evaluation) -> list:
     legend = config_legend(evaluation)
-    for d in evaluation.datasets:
-        for title, (headers, rows), caption in (
+    return [
+        rich_table(title, *table, caption, total="overall")
+        for d in evaluation.datasets
+        for title, table, caption in (
             (f"{d.name}: answers by kind", kind_table(d), legend),
             (f"{d.name}: overall", metric_table(d), None),
-        ):
-            table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
-            for i, h in enumerate(headers):
-                table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
-            for row in rows:
-                table.add_row(*row, style="bold" if row[0] == "overall" else None)
-            tables.append(table)
-    return tables
+        )
+    ]
 
 
 def markdown_table(headers: list[str], rows: list[list[str]]) -> str:

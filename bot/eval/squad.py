@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from tqdm import tqdm
 
 from bot.eval.metrics import normalize, strip_markers
-from bot.eval.report import markdown_table, one_line
+from bot.eval.report import markdown_table, one_line, rich_table
 from bot.eval.running import Config, EvaluationError, ask_or_refuse, settings_for, shown_settings, temporary_bot
 from bot.reader.data import held_out_articles, squad_articles, squad_split
 from bot.types import Answer, Context
@@ -422,20 +422,12 @@ def caption(evaluation: SquadEvaluation) -> str:
 
 
 def rich_tables(evaluation: SquadEvaluation) -> list:
-    from rich.table import Table
-
     several = len(evaluation.runs) > 1  # then the articles show the main figures, and every figure is in a second table
-    tables = []
-    for title, (headers, rows), note in (
-        ("SQuAD through the bot", article_table(evaluation, brief=several), caption(evaluation)),
-        *([("SQuAD through the bot: all articles", overall_table(evaluation), None)] if several else []),
-    ):
-        table = Table(title=title, title_justify="left", caption=note, caption_justify="left")
-        for i, h in enumerate(headers):
-            table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
-        for row in rows:
-            table.add_row(*row, style="bold" if row[0] == "all" else None)
-        tables.append(table)
+    tables = [
+        rich_table("SQuAD through the bot", *article_table(evaluation, brief=several), caption(evaluation), "all")
+    ]
+    if several:
+        tables.append(rich_table("SQuAD through the bot: all articles", *overall_table(evaluation), None, "all"))
     return tables
 
 
