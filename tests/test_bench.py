@@ -73,12 +73,15 @@ def test_load_questions_are_new_to_a_server():
 # -- killed from outside ----------------------------------------------------------------------------------------
 
 # The bench's way of starting a server (bot.eval.bench.live_server), in a process of its own that then waits to be
-# killed; it prints the server's URL once /healthz has answered.
+# killed; it prints the server's URL once /healthz has answered. (A shell's background job starts with SIGINT ignored,
+# and Python then keeps it ignored: the script takes Ctrl-C back, as `eventbot bench` at a terminal has it.)
 SERVE_UNTIL_KILLED = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
 from bot.eval.bench import live_server
 from bot.settings import Settings
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as at a terminal, even if started in background
 
 with live_server(Settings(index_dir=Path(sys.argv[1]), chroma_url=None), workers=int(sys.argv[2])) as server:
     print(server.url, flush=True)
