@@ -128,14 +128,7 @@ class ReaderAnswerer:
             return _abstain(corpus, f"p={p:.2f}", confidence=p, evidence=reading.evidence)
         log.info("answer %r (p=%.2f) from %r", reading.span, p, reading.sentence.text)
         if kind in SENTENCE_KINDS or not reading.span:
-            return Draft(
-                f"{_end(reading.sentence.text)} [1]",
-                False,
-                [reading.sentence],
-                phrase=reading.span,
-                confidence=p,
-                evidence=reading.evidence,
-            )
+            return _sentence_draft("", reading, p)
         return Draft(
             f"{_reply(question, reading.span)} [1].",
             False,
@@ -174,14 +167,7 @@ class ReaderAnswerer:
             and bool(named & {term(w) for w in found})
         )
         log.info("yes/no: asked %r, found %r (p=%.2f), named %s", open_question, reading.span, p, named)
-        return Draft(
-            f"{'Yes' if yes else 'No'} — {_end(reading.sentence.text)} [1]",
-            False,
-            [reading.sentence],
-            phrase=reading.span,
-            confidence=p,
-            evidence=reading.evidence,
-        )
+        return _sentence_draft("Yes — " if yes else "No — ", reading, p)
 
     def _ranked(self, question: str, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
         """The passages' sentences, best first: half meaning (cosine), half the IDF-weighted share of the question's
@@ -241,3 +227,15 @@ def _capitalize(phrase: str) -> str:
 
 def _end(text: str) -> str:
     return text if text[-1:] in ".!?”’\"'" else text + "."
+
+
+def _sentence_draft(lead: str, reading: Reading, probability: float) -> Draft:
+    """A reply that is the span's whole sentence (after `lead`, e.g. "Yes — "), cited."""
+    return Draft(
+        f"{lead}{_end(reading.sentence.text)} [1]",
+        False,
+        [reading.sentence],
+        phrase=reading.span,
+        confidence=probability,
+        evidence=reading.evidence,
+    )

@@ -307,9 +307,7 @@ def _measure_article(f: dict, settings: Settings, sizes: Sizes, prefix: str) -> 
     f[f"{prefix}ask_new_p50_ratio"] = _ratio(f[f"{prefix}ask_new_p50_ms"], f["floor_embed_ms"])
     f[f"{prefix}ask_new_p50_answer_ratio"] = _ratio(f[f"{prefix}ask_new_p50_ms"], f["floor_answer_ms"])
     scored = [score_item(i, a) for i, a in zip(items, first, strict=True)]
-    retrieval = [r for r in scored if r.retrieval_scored]
-    f[f"{prefix}hit_at_k"] = round(sum(r.evidence_rank is not None for r in retrieval) / len(retrieval), 3)
-    f[f"{prefix}accuracy"] = round(sum(r.correct for r in scored) / len(scored), 3)
+    _record_quality(f, scored, prefix)
     f[f"{prefix}scored_questions"] = len(scored)
 
     questions = [i.question for i in items]
@@ -330,6 +328,13 @@ def _measure_article(f: dict, settings: Settings, sizes: Sizes, prefix: str) -> 
     f[f"{prefix}answer_mean_ms"] = round(statistics.mean(answer), 1)
     del bot
     return [(a.abstained, "" if a.abstained else a.answer) for a in first]
+
+
+def _record_quality(f: dict, scored: list, prefix: str) -> None:
+    """hit@k and accuracy of the article's questions, as `eventbot eval` scores them."""
+    retrieval = [r for r in scored if r.retrieval_scored]
+    f[f"{prefix}hit_at_k"] = round(sum(r.evidence_rank is not None for r in retrieval) / len(retrieval), 3)
+    f[f"{prefix}accuracy"] = round(sum(r.correct for r in scored) / len(scored), 3)
 
 
 def warm_up_questions() -> list[str]:
@@ -798,9 +803,7 @@ def _measure_corpus_size(f: dict, root: Path, corpus: list[Path], chunks: int, p
     bot = EventBot(settings)
     items = article_items()
     scored = [score_item(i, bot.ask(i.question)) for i in items]
-    retrieval = [r for r in scored if r.retrieval_scored]
-    f[f"{prefix}hit_at_k"] = round(sum(r.evidence_rank is not None for r in retrieval) / len(retrieval), 3)
-    f[f"{prefix}accuracy"] = round(sum(r.correct for r in scored) / len(scored), 3)
+    _record_quality(f, scored, prefix)
 
 
 LABELS = {
