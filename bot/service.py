@@ -8,8 +8,9 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from bot.answer.answerability import CALIBRATION_FILE, Answerability
+from bot.answer.answerability import CALIBRATION_FILE, Answerability, LogisticModel
 from bot.answer.candidates import person_names
+from bot.answer.combined import ARBITER_FEATURES, ARBITER_FILE, CombinedAnswerer
 from bot.answer.corpus import Knowledge
 from bot.answer.extractive import ExtractiveAnswerer
 from bot.answer.reading import ReaderAnswerer
@@ -52,6 +53,12 @@ def shared_embedder() -> Embeddings:
 def shared_reader(weights: Path, max_tokens: int) -> SpanReader:
     """The span reader, loaded once per process."""
     return SpanReader(weights, max_tokens)
+
+
+@cache
+def shared_model(path: Path, features: tuple[str, ...]) -> LogisticModel:
+    """A learnt decision (bot.answer.answerability.LogisticModel), loaded once per process."""
+    return LogisticModel.load(path, list(features))
 
 
 @cache
@@ -175,17 +182,22 @@ class EventBot:
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         chunk_starts = self.knowledge.chunk_starts
         around = lambda ps: self.retriever.around(ps, chunk_starts)  # noqa: E731
-        if settings.reader == "trained":  # the span reader and its learnt answerability (issue 16)
-            self.answerer = ReaderAnswerer(
+        self.answerer = rules = ExtractiveAnswerer(vectors, self.knowledge, around)
+        if settings.reader != "rules":  # the span reader and its learnt answerability (issue 16)
+            self.answerer = reader = ReaderAnswerer(
                 vectors,
                 self.knowledge,
                 around,
                 shared_reader(settings.reader_weights, settings.reader_max_tokens),
-                shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
+                shared_answerability(
+                    settings.reader_weights.with_name(CALIBRATION_FILE),
+                    0.0 if settings.reader == "combined" else settings.answer_threshold,  # a check reads as calibrated
+                ),
                 settings.reader_windows,
             )
-        else:
-            self.answerer = ExtractiveAnswerer(vectors, self.knowledge, around)
+            if settings.reader == "combined":
+                arbiter = shared_model(settings.reader_weights.with_name(ARBITER_FILE), tuple(ARBITER_FEATURES))
+                self.answerer = CombinedAnswerer(rules, reader, arbiter)
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard

@@ -34,8 +34,10 @@ class Settings(BaseSettings):
         1, ge=1, description="torch threads per request when serving (requests run in parallel)"
     )
 
-    reader: Literal["rules", "trained"] = Field(
-        "rules", description="the extractive reader: hand-written rules, or the span reader trained here (issue 16)"
+    reader: Literal["rules", "trained", "combined"] = Field(
+        "rules",
+        description="the extractive reader: hand-written rules, the span reader trained here, or the rules checked by"
+        " the span reader and a learnt arbiter",
     )
     reader_weights: Path = Field(READER_WEIGHTS, description="the span reader's trained weights (`train-reader`)")
     reader_max_tokens: int = Field(192, ge=64, le=512, description="tokens per window the reader reads")

@@ -125,8 +125,9 @@ FEATURES = [
 
 
 @dataclass
-class Answerability:
-    """Standardised logistic regression: p = σ(w · (x − mean) / scale + b); answer when p ≥ threshold."""
+class LogisticModel:
+    """Standardised logistic regression over named features: p = σ(w · (x − mean) / scale + b); act when p ≥
+    threshold. Fitted and written by `eventbot train-reader --calibrate-only` (bot.reader.calibration)."""
 
     mean: list[float]
     scale: list[float]
@@ -135,14 +136,23 @@ class Answerability:
     threshold: float
 
     @classmethod
-    def load(cls, path: Path) -> "Answerability":
+    def load(cls, path: Path, names: list[str]):
         raw = json.loads(path.read_text())
-        if raw["features"] != FEATURES:
-            raise ValueError(f"{path} was fitted on other features: run `eventbot train-reader --calibrate`")
+        if raw["features"] != names:
+            raise ValueError(f"{path} was fitted on other features: run `eventbot train-reader --calibrate-only`")
         return cls(raw["mean"], raw["scale"], raw["weights"], raw["bias"], raw["threshold"])
 
-    def probability(self, e: Evidence) -> float:
-        z = self.bias + sum(
-            w * (x - m) / s for w, x, m, s in zip(self.weights, features(e), self.mean, self.scale, strict=True)
-        )
+    def score(self, x: list[float]) -> float:
+        z = self.bias + sum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True))
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+class Answerability(LogisticModel):
+    """The probability that the reader's best span is right; the reader answers when it reaches the threshold."""
+
+    @classmethod
+    def load(cls, path: Path, names: list[str] = FEATURES) -> "Answerability":
+        return super().load(path, names)
+
+    def probability(self, e: Evidence) -> float:
+        return self.score(features(e))

@@ -8,6 +8,31 @@ from bot.reader.data import held_out_articles, squad_split
 from bot.reader.model import FROZEN, MAX_ANSWER_TOKENS, WEIGHTS_FILE
 
 
+def arbiter_section(out: Path) -> str:
+    """What the combined reader's arbiter (`arbiter.json`, bot.answer.combined) was fitted on and how it did."""
+    path = out / "arbiter.json"
+    if not path.exists():
+        return ""
+    arbiter = json.loads(path.read_text())
+    cv = arbiter["cross_validated"]
+    groups = cv["accuracy_wrong_by_group"]
+
+    def mean(which: str, i: int) -> float:
+        return sum(v[i] for v in groups[which].values()) / len(groups[which])
+
+    return f"""
+## The combined reader's arbiter (`arbiter.json`)
+
+`EVENTBOT_READER=combined` lets the rule reader's answer stand only when a logistic regression over
+{len(arbiter["features"])} signals (the two readers' agreement, the span reader's scores on the rule reader's sentence,
+the span reader's evidence) says it is right with probability ≥ {arbiter["threshold"]}. Fitted on the same questions
+({cv["rule_answers_checked"]:,} rule answers, {cv["rule_answers_right"]:.1%} of them right); cross-validated by
+article, AUC {cv["auc"]}. The threshold maximises the mean over the {len(groups["rules"])} articles and sets of
+accuracy − {cv["wrong_cost"]:g} × wrong. Out of fold, mean over them: rule reader alone accuracy
+{mean("rules", 0):.3f} / wrong {mean("rules", 1):.3f}; combined {mean("combined", 0):.3f} / {mean("combined", 1):.3f}.
+"""
+
+
 def write_card(out: Path, squad_dir: Path) -> Path:
     training = json.loads((out / "training.json").read_text())
     calibration = json.loads((out / "answerability.json").read_text())
@@ -59,7 +84,7 @@ questions of the held-out articles and the development sets:
 
 The threshold is the lowest whose out-of-fold wrong rate (answered but wrong, over all questions) is at most
 {cv["max_wrong"]:.0%}. What a user meets on documents nobody tuned on is in `data/eval/FIRST_SIGHT.md`.
-
+{arbiter_section(out)}
 ## Limits
 
 A 6-layer sentence encoder trained for under an hour on 2 CPU cores: far below readers trained on SQuAD's 130,000
