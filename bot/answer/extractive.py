@@ -188,7 +188,7 @@ class Reader:
         tries = [(r, asked) for r in rewordings(question, known)]
         foreign = speaks_otherwise(question, known) and asked.answer_type is not AnswerType.QUOTE  # quotes paraphrase
         # (foreign words would only be matched by loose near-synonyms: "runner-up" ~ "second in the race two years ago")
-        tries = tries if foreign else [(question, None), *tries]
+        tries = tries if foreign and tries else [(question, None), *tries]  # no rewording: the question as asked
         first = None
         for text, kind in tries:
             draft = self._answer(text, passages, kind)
