@@ -189,10 +189,7 @@ class EventBot:
                 self.knowledge,
                 around,
                 shared_reader(settings.reader_weights, settings.reader_max_tokens),
-                shared_answerability(
-                    settings.reader_weights.with_name(CALIBRATION_FILE),
-                    0.0 if settings.reader == "combined" else settings.answer_threshold,  # a check reads as calibrated
-                ),
+                shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
                 settings.reader_windows,
             )
             if settings.reader == "combined":

@@ -1,6 +1,7 @@
-"""How the answerer reads, on the article and on two other documents of the evaluation sets: the reply's contract
-(a short answer exactly as the document writes it, inside a verbatim quote, with the learnt confidence), whose value
-a number is, who a description means, which words a question may use instead of the text's."""
+"""How the rule reader reads (EVENTBOT_READER=rules; the default combined reader gives its answers where a learnt
+arbiter lets them stand: test_reader.py), on the article and on two other documents of the evaluation sets: the
+reply's contract (a short answer exactly as the document writes it, inside a verbatim quote), whose value a number
+is, who a description means, which words a question may use instead of the text's."""
 
 import pytest
 
@@ -12,9 +13,15 @@ from tests.conftest import ROOT
 
 def bot_on(folder: str, tmp_path_factory) -> EventBot:
     """A bot answering from the documents of an evaluation set's folder, in an index of its own."""
-    settings = Settings(index_dir=tmp_path_factory.mktemp(folder), corpus=[ROOT / "data/eval" / folder])
+    settings = Settings(index_dir=tmp_path_factory.mktemp(folder), corpus=[ROOT / "data/eval" / folder], reader="rules")
     build_index(settings)
     return EventBot(settings)
+
+
+@pytest.fixture(scope="module")
+def bot(settings):
+    """The rule reader on the article."""
+    return EventBot(settings.model_copy(update={"reader": "rules"}))
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +50,7 @@ def answered(bot, question, history=()):
         "What is the capital of Australia?",
     ],
 )
-@pytest.mark.parametrize("reader", ["rules", "trained"])
+@pytest.mark.parametrize("reader", ["rules", "trained", "combined"])
 def test_the_reply_contract(marathon, reader, question):
     document = (ROOT / "data/eval/marathon_qa/porto-marathon.txt").read_text(encoding="utf-8")
     bot = marathon if reader == "rules" else EventBot(marathon.settings.model_copy(update={"reader": reader}))

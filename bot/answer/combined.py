@@ -1,46 +1,44 @@
-"""The combined reader (EVENTBOT_READER=combined): the rule reader answers, the trained span reader checks the
-answer, and a learnt arbiter decides whether it stands; when it does not, the bot says the documents don't say.
+"""The combined reader (EVENTBOT_READER=combined): the rule reader answers, the trained span reader
+checks the answer, and a learnt arbiter decides whether it stands; when it does not, the bot says the documents
+don't say.
 
 The two readers fail differently: the rules are sharp on news of events, but on documents unlike those they were
 written for they answer about half of what the text does not say; the span reader's answers are rarely wrong but it
-declines most questions. The arbiter is a logistic regression over whether the two agree (the span reader's best span
-inside the rule reader's reply, the same sentence, the span reader's scores on the rule reader's own sentence) and the
-span reader's evidence (bot.answer.answerability). It is fitted by `eventbot train-reader --calibrate-only` on the
-same held-out articles and development sets as the answerability (bot.reader.calibration), and its threshold is the
-one that serves them best when a wrong answer costs twice what a right one gains. (Giving the span reader's own
-answer where the rules' was rejected was measured there too: it added more wrong answers than right ones.)"""
+declines most questions. So the span reader reads the rule reader's own sentence, and the
+arbiter, a logistic regression, weighs whether it finds an answer there (its span and no-answer scores) and whether
+that answer is the rule reader's, with the shape of the reply and the kind of question. It is fitted by `eventbot
+train-reader --calibrate-only` on the same held-out articles and development sets as the answerability
+(bot.reader.calibration); its threshold is the one that serves them best when a wrong answer costs twice what a right
+one gains. (Measured there and left out: the span reader's own reading of the passages as further inputs, which did
+not help, and its own answer where the rules' was rejected, which added more wrong answers than right ones.)"""
 
 import logging
 import math
 from dataclasses import replace
 
-from bot.answer.answerability import FEATURES, LogisticModel, features
+from bot.answer.answerability import KINDS, LogisticModel, asked_kind
 from bot.answer.extractive import ExtractiveAnswerer
 from bot.answer.linking import fold
 from bot.answer.reading import ReaderAnswerer
+from bot.reader.model import SpanGuess
 from bot.types import Draft, Passage, Sentence
 
 log = logging.getLogger(__name__)
 
 ARBITER_FILE = "arbiter.json"
 ARBITER_FEATURES = [
-    "span_in_rules_reply", "same_sentence", "rules_phrase", "rules_quotes", "log_rules_words",
-    "check_read", "check_margin", "check_null_score", "check_agrees",
-    *(f"reader_{name}" for name in FEATURES),
+    "rules_phrase", "rules_quotes", "log_rules_words", "check_read", "check_margin", "check_null_score",
+    "check_agrees", *(f"kind_{k}" for k in KINDS),
 ]  # fmt: skip
 
 
-def arbiter_features(rules: Draft, reading: Draft, check: tuple[str, object] | None) -> list[float]:
-    """The arbiter's inputs (ARBITER_FEATURES order) for the rule reader's answer `rules`, the span reader's
-    `reading` of the same passages (answered or not), and its `check` of the rule reader's first quote."""
-    reply = fold(rules.text)
-    evidence = reading.evidence
-    span = fold(evidence.span) if evidence is not None else ""
+def arbiter_features(question: str, rules: Draft, check: tuple[str, SpanGuess] | None) -> list[float]:
+    """The arbiter's inputs (ARBITER_FEATURES order) for the rule reader's answer `rules` to `question`, given the
+    span reader's `check` of its first quote: (the span it found there, its scores), or None when it found none."""
+    reply, phrase = fold(rules.text), fold(rules.phrase)
     checked = fold(check[0]) if check else ""
-    phrase = fold(rules.phrase)
+    kind = asked_kind(question)
     return [
-        float(bool(span) and span in reply),
-        float(evidence is not None and bool(rules.quotes) and evidence.sentence == rules.quotes[0].text),
         float(bool(rules.phrase)),
         float(len(rules.quotes)),
         math.log1p(len(rules.text.split())),
@@ -48,7 +46,7 @@ def arbiter_features(rules: Draft, reading: Draft, check: tuple[str, object] | N
         check[1].margin if check else 0.0,
         check[1].null_score if check else 0.0,
         float(bool(checked) and (checked in reply or bool(phrase) and phrase in checked)),
-        *(features(evidence) if evidence is not None else [0.0] * len(FEATURES)),
+        *(float(kind == k) for k in KINDS),
     ]
 
 
@@ -66,9 +64,7 @@ class CombinedAnswerer:
         rules = self.rules(question, passages)
         if rules.abstained or not rules.quotes:
             return rules, None
-        reading = self.reader(question, passages)
-        check = self.reader.check(question, passages, rules.quotes[0])
-        return rules, arbiter_features(rules, reading, check)
+        return rules, arbiter_features(question, rules, self.reader.check(question, rules.quotes[0].text))
 
     def __call__(self, question: str, passages: list[Passage]) -> Draft:
         rules, x = self.consider(question, passages)

@@ -68,15 +68,10 @@ class ReaderAnswerer:
             return self._yes_no(question, passages, corpus) or self._answer(question, passages, corpus, "describe")
         return self._answer(question, passages, corpus, kind)
 
-    def check(self, question: str, passages: list[Passage], sentence: Sentence) -> tuple[str, SpanGuess] | None:
-        """The reader's best span (text, scores) in the window around `sentence`: another reader's quote, checked."""
-        corpus = self.corpus_for(passages)
-        sentences = corpus.sentences.get(sentence.path) or []
-        if not 0 <= sentence.index < len(sentences):
-            return None
-        text, _ = _window(corpus, sentences[sentence.index])
-        guess = max(self.reader.read(question, [text]), key=lambda g: g.margin, default=None)
-        return None if guess is None else (text[guess.start : guess.end], guess)
+    def check(self, question: str, sentence: str) -> tuple[str, SpanGuess] | None:
+        """The reader's best span (text, scores) in `sentence` alone: another reader's quote, checked."""
+        guess = max(self.reader.read(question, [sentence]), key=lambda g: g.margin, default=None)
+        return None if guess is None else (sentence[guess.start : guess.end], guess)
 
     def read(self, question: str, passages: list[Passage], corpus: Corpus) -> Reading | None:
         """The reader's best span among the best few sentences of the passages, with the evidence to judge it."""
