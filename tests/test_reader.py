@@ -116,12 +116,17 @@ def test_squad_f1_is_the_official_token_overlap():
     assert squad_f1("Carolina", "Denver Broncos") == 0.0
 
 
-@pytest.fixture(scope="module")
-def trained_bot(settings):
-    """The article's index, answered by the span reader and its learnt answerability (EVENTBOT_READER=trained)."""
+def article_bot(settings, reader: str):
+    """The article's index, answered by `reader` (EVENTBOT_READER)."""
     from bot.service import EventBot
 
-    return EventBot(settings.model_copy(update={"reader": "trained"}))
+    return EventBot(settings.model_copy(update={"reader": reader}))
+
+
+@pytest.fixture(scope="module")
+def trained_bot(settings):
+    """The span reader and its learnt answerability."""
+    return article_bot(settings, "trained")
 
 
 def test_the_trained_reader_answers_with_a_span_it_quotes(trained_bot):
@@ -150,10 +155,8 @@ def test_train_reader_refuses_what_it_cannot_do_with_one_line(tmp_path):
 
 @pytest.fixture(scope="module")
 def combined_bot(settings):
-    """The article's index, answered by the rule reader checked by the span reader (EVENTBOT_READER=combined)."""
-    from bot.service import EventBot
-
-    return EventBot(settings.model_copy(update={"reader": "combined"}))
+    """The rule reader, checked by the span reader and the learnt arbiter."""
+    return article_bot(settings, "combined")
 
 
 def test_the_combined_reader_lets_a_checked_rule_answer_stand_and_quotes_it(combined_bot):
