@@ -3,6 +3,7 @@
 import logging
 import time
 import unicodedata
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -194,6 +195,8 @@ class EventBot:
             )
             if settings.reader == "combined":
                 arbiter = shared_model(settings.reader_weights.with_name(ARBITER_FILE), tuple(ARBITER_FEATURES))
+                if settings.answer_threshold is not None:  # the probability the answer object shows as confidence
+                    arbiter = replace(arbiter, threshold=settings.answer_threshold)
                 self.answerer = CombinedAnswerer(rules, reader, arbiter)
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences

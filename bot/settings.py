@@ -46,7 +46,8 @@ class Settings(BaseSettings):
         None,
         ge=0,
         le=1,
-        description="answer when the learnt probability is at least this (default: the calibrated one)",
+        description="answer when the learnt probability (the trained reader's answerability; the combined reader's"
+        " arbiter) is at least this (default: the calibrated one)",
     )
 
     llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"

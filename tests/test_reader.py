@@ -199,3 +199,11 @@ def test_the_arbiter_policy_scored_in_calibration_is_the_one_the_bot_follows():
     assert right.tolist() == [True, True, False, True] and wrong.tolist() == [False] * 4
     right, wrong = combined_outcomes(rows, np.array([0.9, 0.1, 0.2, 0.0]), 0.0)  # every rule answer stands
     assert right.tolist() == [True, False, True, True] and wrong.tolist() == [False, True, False, False]
+
+
+def test_the_answer_threshold_setting_moves_the_combined_readers_arbiter(settings, combined_bot):
+    question = "Who won the gold medal?"
+    p = combined_bot.ask(question).confidence
+    assert p is not None
+    stricter = article_bot(settings.model_copy(update={"answer_threshold": min(1.0, p + 0.01)}), "combined")
+    assert stricter.ask(question).abstained  # the same probability, now below the bar
