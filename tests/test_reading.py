@@ -1,5 +1,5 @@
-"""How the rule reader reads (EVENTBOT_READER=rules; the default combined reader gives its answers where a learnt
-arbiter lets them stand: test_reader.py), on the article and on two other documents of the evaluation sets: the
+"""How the rule reader reads (EVENTBOT_READER=rules, the default; the combined reader gives its answers where a
+learnt arbiter lets them stand: test_reader.py), on the article and on two other documents of the evaluation sets: the
 reply's contract (a short answer exactly as the document writes it, inside a verbatim quote), whose value a number
 is, who a description means, which words a question may use instead of the text's."""
 

@@ -19,7 +19,7 @@ from dataclasses import replace
 from bot.answer.answerability import KINDS, LogisticModel, asked_kind
 from bot.answer.extractive import ExtractiveAnswerer
 from bot.answer.linking import fold
-from bot.answer.reading import ReaderAnswerer
+from bot.answer.reading import ReaderAnswerer, abstention
 from bot.reader.model import SpanGuess
 from bot.types import Draft, Passage, Sentence
 
@@ -75,5 +75,4 @@ class CombinedAnswerer:
             log.info("the rule reader's answer stands (p=%.2f)", p)
             return replace(rules, confidence=p)
         log.info("the rule reader's answer %r is rejected (p=%.2f < %.2f)", rules.text, p, self.arbiter.threshold)
-        subject = "article doesn't" if len(self.rules.knowledge.sources) <= 1 else "documents don't"
-        return Draft(f"The {subject} say.", True, [], reason=f"arbiter p={p:.2f}", confidence=p)
+        return abstention(len(self.rules.knowledge.sources), f"arbiter p={p:.2f}", confidence=p)

@@ -120,7 +120,7 @@ class ReaderAnswerer:
     def _answer(self, question: str, passages: list[Passage], corpus: Corpus, kind: str) -> Draft:
         reading = self.read(question, passages, corpus)
         if reading is None:
-            return _abstain(corpus, "nothing to read")
+            return abstention(corpus.documents, "nothing to read")
         p = self.answerability.probability(reading.evidence)
         if p < self.answerability.threshold:
             log.info(
@@ -130,7 +130,7 @@ class ReaderAnswerer:
                 p,
                 self.answerability.threshold,
             )
-            return _abstain(corpus, f"p={p:.2f}", confidence=p, evidence=reading.evidence)
+            return abstention(corpus.documents, f"p={p:.2f}", confidence=p, evidence=reading.evidence)
         log.info("answer %r (p=%.2f) from %r", reading.span, p, reading.sentence.text)
         if kind in SENTENCE_KINDS or not reading.span:
             return _sentence_draft("", reading, p)
@@ -221,8 +221,9 @@ def _overlaps(entity, start: int, end: int) -> bool:
     return entity.start < end and start < entity.end
 
 
-def _abstain(corpus: Corpus, reason: str, confidence: float | None = None, evidence: Evidence | None = None) -> Draft:
-    subject = "article doesn't" if corpus.documents <= 1 else "documents don't"
+def abstention(documents: int, reason: str, confidence: float | None = None, evidence: Evidence | None = None) -> Draft:
+    """ "The article doesn't say." (or "The documents don't say." when `documents` > 1), with why, for the log."""
+    subject = "article doesn't" if documents <= 1 else "documents don't"
     return Draft(f"The {subject} say.", True, [], reason=reason, confidence=confidence, evidence=evidence)
 
 

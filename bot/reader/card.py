@@ -24,8 +24,8 @@ def arbiter_section(out: Path) -> str:
 ## The combined reader's arbiter (`arbiter.json`)
 
 `EVENTBOT_READER=combined` lets the rule reader's answer stand only when a logistic regression over
-{len(arbiter["features"])} signals (the two readers' agreement, the span reader's scores on the rule reader's sentence,
-the span reader's evidence) says it is right with probability ≥ {arbiter["threshold"]}. Fitted on the same questions
+{len(arbiter["features"])} signals (the span reader's span and no-answer scores on the rule reader's sentence, whether
+its span is the rule reader's, the reply's shape, the question's kind) says it is right with probability ≥ {arbiter["threshold"]}. Fitted on the same questions
 ({cv["rule_answers_checked"]:,} rule answers, {cv["rule_answers_right"]:.1%} of them right); cross-validated by
 article, AUC {cv["auc"]}. The threshold maximises the mean over the {len(groups["rules"])} articles and sets of
 accuracy − {cv["wrong_cost"]:g} × wrong. Out of fold, mean over them: rule reader alone accuracy
