@@ -251,14 +251,18 @@ def train_reader(
     seed: Annotated[int, typer.Option("--seed")] = 13,
     calibrate_only: Annotated[bool, typer.Option(
         "--calibrate-only", help="Keep the weights in --out; only learn again when to answer.")] = False,
+    calibrate: Annotated[bool, typer.Option(
+        "--calibrate/--no-calibrate", help="After training, learn when to answer (and write the model card).")] = True,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue the interrupted run from its checkpoint (.eventbot/training/).")] = False,
 ) -> None:
     """Fine-tune the installed MiniLM into the span reader (SQuAD train articles + the development sets), then learn
     when to answer from its readings of held-out articles."""
-    from bot.reader.calibration import calibrate
+    from bot.reader.calibration import calibrate as learn_when_to_answer
     from bot.reader.card import write_card
     from bot.reader.data import SQUAD_DIR
     from bot.reader.model import WEIGHTS_DIR, WEIGHTS_FILE
-    from bot.reader.training import TrainConfig, train, training_examples
+    from bot.reader.training import CheckpointError, TrainConfig, train, training_examples
 
     squad = data or SQUAD_DIR
     out = out or WEIGHTS_DIR
@@ -268,11 +272,16 @@ def train_reader(
         fail(f"no reader weights at {out / WEIGHTS_FILE} to calibrate: train first (without --calibrate-only)")
     if not calibrate_only:
         config = TrainConfig(epochs=epochs, limit=limit, seed=seed)
-        report = train(config, out, training_examples(config, squad))
+        try:
+            report = train(config, out, training_examples(config, squad), resume=resume)
+        except CheckpointError as e:
+            fail(str(e))
         first, last = report["losses"][0][1], report["losses"][-1][1]
         typer.echo(f"Trained {report['steps']} steps on {report['windows']} windows ({report['questions']} questions) "
                    f"in {report['seconds']:.0f}s; loss {first:.2f} -> {last:.2f}; weights in {out}.")
-    figures = calibrate(out, squad, limit)["cross_validated"]
+    if not calibrate and not calibrate_only:
+        return
+    figures = learn_when_to_answer(out, squad, limit)["cross_validated"]
     write_card(out, squad)
     typer.echo(f"Answerability: AUC {figures['auc']}, answers {figures['answered']:.0%} of {figures['questions']} "
                f"questions with {figures['wrong']:.1%} wrong (cross-validated by article); {out / 'answerability.json'}.")

