@@ -1,6 +1,8 @@
 """Split documents into sentence-aligned chunks that remember where they start in their source text."""
 
+import bisect
 import hashlib
+import json
 from collections.abc import Callable
 
 from langchain_core.documents import Document
@@ -35,10 +37,29 @@ def split_documents(docs: list[Document], chunk_size: int, chunk_overlap: int) -
         meta = chunk.metadata
         meta["start"] = meta.pop("start_index")
         meta["chunk_id"] = chunk_id(meta["path"], chunk.page_content)
+        if "page_starts" in meta:  # a PDF: the page the chunk starts on, and where in it later pages start
+            place_pages(meta, meta.pop("page_starts"), len(chunk.page_content))
         if meta["chunk_id"] not in seen:  # a repeated passage in one document is stored once
             seen.add(meta["chunk_id"])
             chunks.append(chunk)
     return chunks
+
+
+def place_pages(meta: dict, page_starts: list[int], length: int) -> None:
+    """`page` (1-based) where the chunk starts and, when it runs on to later pages, `page_breaks`: the offsets in
+    the chunk where they start (JSON: a store's metadata holds no lists). See `page_at`."""
+    start = int(meta["start"])
+    meta["page"] = max(1, bisect.bisect_right(page_starts, start))
+    breaks = [s - start for s in page_starts if start < s < start + length]
+    if breaks:
+        meta["page_breaks"] = json.dumps(breaks)
+
+
+def page_at(meta: dict, offset: int) -> int | None:
+    """The page of a chunk's text at `offset` (a quote's place in the chunk); None for a document without pages."""
+    if "page" not in meta:
+        return None
+    return int(meta["page"]) + bisect.bisect_right(json.loads(meta.get("page_breaks") or "[]"), offset)
 
 
 def attach_sentences(

@@ -1,16 +1,31 @@
-"""Read documents from files and folders: .txt and .md as they are, .html through BeautifulSoup."""
+"""Read documents from files and folders: .txt and .md as they are, .html through BeautifulSoup, .pdf through pypdf
+(index.pdf). The same checks for a file on disk (`eventbot index`) and for one uploaded (bytes and a name)."""
 
 import re
+import time
+import unicodedata
 from pathlib import Path
 
 from bs4 import BeautifulSoup
 from langchain_core.documents import Document
 
-SUPPORTED_SUFFIXES = {".txt", ".md", ".markdown", ".html", ".htm"}
+from index.pdf import PdfTextError, pdf_text
+
+SUPPORTED_SUFFIXES = {".txt", ".md", ".markdown", ".html", ".htm", ".pdf"}
+BINARY_SHARE = 0.01  # a "text" file with more control characters than this (or any NUL) is binary
 
 
 class DocumentLoadError(Exception):
-    """A path given to the indexer is missing, unreadable or of a type we do not read."""
+    """A path given to the indexer is missing, unreadable or of a type we do not read; a file that cannot be
+    read as a document (empty, binary, invalid UTF-8, a PDF without text)."""
+
+
+class UnsupportedTypeError(DocumentLoadError):
+    """A file of a type we do not read (by its name's suffix)."""
+
+
+class FileTooLargeError(DocumentLoadError):
+    """A file over the size limit (EVENTBOT_MAX_FILE_BYTES)."""
 
 
 def find_files(paths: list[Path]) -> list[Path]:
@@ -21,7 +36,7 @@ def find_files(paths: list[Path]) -> list[Path]:
             files.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES))
         elif path.is_file():
             if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-                raise DocumentLoadError(f"{path}: unsupported file type (use .txt, .md or .html)")
+                raise UnsupportedTypeError(f"{path}: unsupported file type (use .txt, .md, .html or .pdf)")
             files.append(path)
         else:
             raise DocumentLoadError(f"{path}: no such file or folder")
@@ -59,33 +74,78 @@ def load_document(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Docume
         size = path.stat().st_size
     except OSError as exc:
         raise DocumentLoadError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+    check_size(str(path), size, max_bytes)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DocumentLoadError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+    return read_document(data, name=path.name, path=str(path.resolve()), shown=str(path))
+
+
+def check_size(shown: str, size: int, max_bytes: int) -> None:
     if size > max_bytes:
-        raise DocumentLoadError(
-            f"{path}: {size / 1e6:.1f} MB is over the limit of {max_bytes / 1e6:g} MB per file "
+        raise FileTooLargeError(
+            f"{shown}: {size / 1e6:.1f} MB is over the limit of {max_bytes / 1e6:g} MB per file "
             "(EVENTBOT_MAX_FILE_BYTES; indexing takes about a minute per MB)"
         )
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DocumentLoadError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
+
+
+def read_document(data: bytes, name: str, path: str, shown: str | None = None) -> Document:
+    """The Document of a file's bytes: `name` is its source (what citations name), `path` where it is kept (the
+    document's identity in the index), `shown` how errors name it. Raises DocumentLoadError with one line."""
+    shown = shown or name
+    suffix = Path(name).suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise UnsupportedTypeError(f"{shown}: unsupported file type (use .txt, .md, .html or .pdf)")
+    if not data.strip():
+        raise DocumentLoadError(f"{shown}: file is empty")
+    metadata = {
+        "source": name,
+        "path": path,
+        "bytes": len(data),
+        "indexed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
     title = None
-    if path.suffix.lower() in {".html", ".htm"}:
-        raw, title = _html_to_text(raw)
-    text = raw.replace("\r\n", "\n").strip()
-    if not text:
-        raise DocumentLoadError(f"{path}: file is empty")
+    if suffix == ".pdf":
+        try:
+            read = pdf_text(data)
+        except PdfTextError as exc:
+            raise DocumentLoadError(f"{shown}: {exc}") from None
+        raw, metadata["page_starts"] = read.text, read.page_starts
+    else:
+        raw = _decode(data, shown)
+        if suffix in {".html", ".htm"}:
+            raw, title = _html_to_text(raw)
+    text = raw.replace("\r\n", "\n")
+    stripped = text.strip()
+    if not stripped:
+        raise DocumentLoadError(f"{shown}: file is empty")
+    if "page_starts" in metadata:  # offsets into the text as stored (stripped at the front)
+        lead = len(text) - len(text.lstrip())
+        metadata["page_starts"] = [max(0, start - lead) for start in metadata["page_starts"]]
     if title is None:
-        title = text.split("\n", 1)[0].lstrip("# ").strip()
-    resolved = path.resolve()
-    return Document(
-        page_content=text,
-        metadata={"source": path.name, "path": str(resolved), "title": title},
-    )
+        title = stripped.split("\n", 1)[0].lstrip("# ").strip()
+    return Document(page_content=stripped, metadata=metadata | {"title": title})
+
+
+def _decode(data: bytes, shown: str) -> str:
+    """UTF-8 text, or DocumentLoadError: a binary file under a text name, or text in another encoding."""
+    if b"\x00" in data:
+        raise DocumentLoadError(f"{shown}: a binary file, not text (it holds NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DocumentLoadError(f"{shown}: not valid UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark
+    controls = sum(1 for c in text if unicodedata.category(c) == "Cc" and c not in "\t\n\r\f")
+    if controls > BINARY_SHARE * len(text):
+        raise DocumentLoadError(f"{shown}: a binary file, not text ({controls} control characters)")
+    return text
 
 
 def load_documents(paths: list[Path], max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Document]:
     """Load every supported file under `paths`; raises DocumentLoadError naming the first bad one."""
     files = find_files(paths)
     if not files:
-        raise DocumentLoadError(f"no .txt, .md or .html files in {', '.join(map(str, paths))}")
+        raise DocumentLoadError(f"no .txt, .md, .html or .pdf files in {', '.join(map(str, paths))}")
     return [load_document(f, max_file_bytes) for f in files]

@@ -1,0 +1,95 @@
+"""PDFs made for the tests (fpdf2, a dev dependency): laid out like real reports, with running headers and footers
+and words hyphenated at line ends, so that what the loader reads back can be checked against the text put in.
+Also the bad kinds an upload must refuse: an encrypted PDF and one of images only (no text layer)."""
+
+from pathlib import Path
+
+from fpdf import FPDF
+
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")  # Debian's fonts-dejavu-core (chromium needs it)
+LINE_CHARS = 78  # characters per line of the body text
+LATIN1 = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "—": "-", "–": "-", "…": "..."})
+
+
+def wrap(paragraph: str, width: int = LINE_CHARS) -> list[str]:
+    """Greedy line breaking that hyphenates a long word which does not fit (as typesetting does): the loader
+    must join `medal-` + `ist` back into one word."""
+    lines, line = [], ""
+    for word in paragraph.split():
+        candidate = f"{line} {word}".strip()
+        if len(candidate) <= width:
+            line = candidate
+            continue
+        room = width - len(line) - 2  # a space and the hyphen
+        if len(word) >= 8 and word.isalpha() and room >= 3:
+            cut = min(room, len(word) - 3)
+            lines.append(f"{line} {word[:cut]}-".strip())
+            line = word[cut:]
+        else:
+            lines.append(line)
+            line = word
+    if line:
+        lines.append(line)
+    return lines
+
+
+class Report(FPDF):
+    def __init__(self, title: str):
+        super().__init__(format="A4")
+        self.title_text = title
+        if FONT.exists():
+            self.add_font("body", fname=str(FONT))
+            self.family, self.latin1 = "body", False
+        else:
+            self.family, self.latin1 = "Helvetica", True
+        self.set_auto_page_break(True, margin=20)
+
+    def text_of(self, text: str) -> str:
+        return text.translate(LATIN1) if self.latin1 else text
+
+    def header(self) -> None:
+        self.set_font(self.family, size=8)
+        self.cell(0, 6, self.text_of(f"{self.title_text} · press release"), align="R")
+        self.ln(10)
+
+    def footer(self) -> None:
+        self.set_y(-15)
+        self.set_font(self.family, size=8)
+        self.cell(0, 6, f"Page {self.page_no()}", align="C")
+
+
+def make_pdf(path: Path, title: str, pages: list[list[str]]) -> Path:
+    """A PDF of `pages`, each a list of paragraphs that start on that page (a paragraph too long for its page
+    runs on to the next, as in any report)."""
+    pdf = Report(title)
+    for paragraphs in pages:
+        pdf.add_page()
+        pdf.set_font(pdf.family, size=10.5)
+        for paragraph in paragraphs:
+            for line in wrap(pdf.text_of(paragraph)):
+                pdf.cell(0, 5.2, line, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(3)
+    pdf.output(str(path))
+    return path
+
+
+def make_encrypted_pdf(path: Path, text: str) -> Path:
+    pdf = Report("Encrypted")
+    pdf.set_encryption(owner_password="owner-secret", user_password="user-secret")
+    pdf.add_page()
+    pdf.set_font(pdf.family, size=11)
+    pdf.multi_cell(0, 6, pdf.text_of(text))
+    pdf.output(str(path))
+    return path
+
+
+def make_image_only_pdf(path: Path, pages: int = 2) -> Path:
+    """What a scanner makes: pages of drawing and no text at all (no header or footer either)."""
+    pdf = FPDF(format="A4")
+    for _ in range(pages):
+        pdf.add_page()
+        for i in range(30):
+            pdf.set_fill_color(20 + 7 * i, 40, 90)
+            pdf.rect(20, 20 + 8 * i, 40 + 4 * i, 5, style="F")
+    pdf.output(str(path))
+    return path
