@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
+from bot.conversation import previous_turn
 from bot.types import Answer, Citation, Context, Draft
 
 
@@ -61,11 +62,13 @@ def build_chain(
     link: Callable[[str], str],
     condense_question: Callable[[dict], str],
     retrieve: Callable[[str], list],
-    answer: Callable[[str, list], Draft],
+    answer: Callable[[str, list, str], Draft],
     generate: Callable[[str, list], Any] | None = None,
     guard: Callable[[dict], dict] | None = None,
 ) -> Runnable:
     """Input: {"question", "history", "timings_ms": {}}. Output: an Answer.
+
+    `answer(question, passages, previous)` reads the standalone question with the conversation's last turn.
 
     `link` writes the question (and the user's earlier turns) in the documents' spelling; `condense_question`
     reads those (state["linked"]) to make a follow-up stand alone.
@@ -73,7 +76,7 @@ def build_chain(
     With `generate` (an LLM) and `guard`, the extractive draft is still made first: it is the abstention signal
     and the fallback; the LLM then writes from the same passages and the guard decides which draft is cited."""
     answer_step = RunnablePassthrough.assign(
-        draft=timed("answer", lambda s: answer(s["standalone_question"], s["passages"]))
+        draft=timed("answer", lambda s: answer(s["standalone_question"], s["passages"], previous_turn(s["history"])))
     )
     if generate is not None and guard is not None:
         answer_step = (

@@ -27,6 +27,7 @@ BARE_WHY = re.compile(r"^\s*(?:and\s+)?(?:why|why not|how come|how so|for what r
 QUESTION_WORDS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how"}
 SHORT_ANSWER_WORDS = 6  # a phrase answer ("Sakamoto [1].") can stand in for the question's wh-word
 MAX_TURNS_BACK = 4  # how many earlier questions are made standalone to read a follow-up
+CITATION_MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 
 
 def condense_question(question: str, history: list[Turn], people) -> str:
@@ -175,3 +176,13 @@ def _opens_question(text: str) -> bool:
 def _capitalize(text: str) -> str:
     text = text.strip()
     return text[:1].upper() + text[1:]
+
+
+def previous_turn(history: list[Turn]) -> str:
+    """The conversation's last question and the answer it got ([n] markers dropped), as the reader reads them before
+    a follow-up; "" without history."""
+    users = [i for i, t in enumerate(history) if t.role == "user"]
+    if not users:
+        return ""
+    answer = next((t.content for t in history[users[-1] + 1 :] if t.role == "assistant"), "")
+    return f"{history[users[-1]].content} {CITATION_MARKERS.sub('', answer)}".strip()

@@ -184,6 +184,7 @@ class EventBot:
         chunk_starts = self.knowledge.chunk_starts
         around = lambda ps: self.retriever.around(ps, chunk_starts)  # noqa: E731
         self.answerer = rules = ExtractiveAnswerer(vectors, self.knowledge, around)
+        answer = lambda question, passages, previous: self.answerer(question, passages)  # noqa: E731
         if settings.reader != "rules":  # the span reader and its learnt answerability (issue 16)
             self.answerer = reader = ReaderAnswerer(
                 vectors,
@@ -193,18 +194,21 @@ class EventBot:
                 shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
                 settings.reader_windows,
             )
+            answer = reader  # it reads a follow-up with the previous turn
             if settings.reader == "combined":
                 arbiter = shared_model(settings.reader_weights.with_name(ARBITER_FILE), tuple(ARBITER_FEATURES))
                 if settings.answer_threshold is not None:  # the probability the answer object shows as confidence
                     arbiter = replace(arbiter, threshold=settings.answer_threshold)
                 self.answerer = CombinedAnswerer(rules, reader, arbiter)
+                answer = lambda question, passages, previous: self.answerer(question, passages)  # noqa: E731
+        self.answer = answer  # (question, passages, previous turn) → Draft: the chain's answer step
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
 
             guard = Guard(self.answerer.sentences_in)
         self.chain = build_chain(
-            self.knowledge.lexicon.link, self._condense, self.retriever, self.answerer, generate, guard
+            self.knowledge.lexicon.link, self._condense, self.retriever, self.answer, generate, guard
         )
         self._examples: list[str] | None = None
         log.info("bot ready in %.1fs", time.perf_counter() - started)

@@ -24,7 +24,7 @@ def ask(bot, question: str, llm_text: str | None = None, generate: Generator | N
         bot.knowledge.lexicon.link,
         bot._condense,
         bot.retriever,
-        bot.answerer,
+        bot.answer,
         generate,
         Guard(bot.answerer.sentences_in),
     )

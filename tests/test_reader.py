@@ -7,9 +7,9 @@ import pytest
 
 from bot.answer.answerability import FEATURES, Answerability, Evidence, asked_kind, features
 from bot.reader.calibration import squad_f1
-from bot.reader.data import dev_set_examples
+from bot.reader.data import boolq_examples, dev_set_examples
 from bot.reader.model import SpanReader
-from bot.reader.training import TrainConfig, featurize, train
+from bot.reader.training import IGNORE, TrainConfig, featurize, train
 from bot.settings import Settings
 from tests.conftest import ARTICLE
 
@@ -26,18 +26,57 @@ def shipped_reader() -> SpanReader:
 
 
 def test_a_few_training_steps_lower_the_loss_and_the_weights_load_and_read(tmp_path):
-    examples = dev_set_examples()[:32]
-    report = train(TrainConfig(epochs=4, limit=32, batch_size=8, warmup=0.0, lr=3e-4), tmp_path, examples, False)
+    examples = dev_set_examples()[:24] + boolq_examples(held_out=False)[:8]  # spans and yes/no questions
+    config = TrainConfig(epochs=4, limit=32, batch_size=8, warmup=0.0, lr=3e-4)
+    report = train(config, tmp_path, examples, False, checkpoint_dir=tmp_path / "checkpoints")
     losses = [loss for _, loss in report["losses"]]
-    assert report["steps"] == len(losses) >= 8
+    assert report["steps"] == len(losses) >= 8 and report["yes_no"] == 8
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 - 0.5  # it learns what it is shown
     weights = tmp_path / "reader.safetensors"
     assert weights.stat().st_size < 25_000_000  # the frozen word embeddings are not stored
-    guesses = SpanReader(weights).read("Who won the regatta?", [STORY])
+    reader = SpanReader(weights)
+    assert reader.has_yes_no
+    guesses = reader.read("Who won the regatta?", [STORY])
     assert len(guesses) == 1 and 0 <= guesses[0].start < guesses[0].end <= len(STORY)
+    assert 0.0 < guesses[0].yes < 1.0
+    assert not (tmp_path / "checkpoints" / "checkpoint.pt").exists()  # a finished run leaves none
 
 
-def test_featurize_marks_the_answer_tokens_or_the_first_token_when_there_is_none():
+def test_an_interrupted_training_run_resumes_from_its_checkpoint(tmp_path):
+    """A run killed after a checkpoint continues with --resume to the same number of steps; without --resume a
+    checkpoint in the way is a one-line refusal (it would be overwritten)."""
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import ROOT, SAFETY_TIMEOUT_S, run_cli
+
+    checkpoint = tmp_path / "checkpoints" / "checkpoint.pt"
+    args = ["train-reader", "--limit", "64", "--epochs", "4", "--no-calibrate", "--out", str(tmp_path / "out"),
+            "--checkpoints", str(checkpoint.parent), "--checkpoint-minutes", "0"]  # fmt: skip
+    run = subprocess.Popen([str(ROOT / ".venv/bin/eventbot"), *args], cwd=ROOT, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + SAFETY_TIMEOUT_S
+    while not checkpoint.exists() and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    assert checkpoint.exists(), "the run ended before its first checkpoint"
+    import torch
+
+    saved_at = torch.load(checkpoint, weights_only=False)["step"]
+    assert 0 < saved_at < 16
+
+    refused = run_cli(*args, check=False)
+    assert refused.returncode == 2 and "--resume" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+    resumed = run_cli(*args, "--resume")
+    assert "Trained 16 steps" in resumed.stdout
+    report = json.loads((tmp_path / "out" / "training.json").read_text())
+    assert [step for step, _ in report["losses"]] == list(range(1, 17))  # no step lost or repeated
+    assert not checkpoint.exists()
+
+
+def test_featurize_marks_the_answer_tokens_the_first_token_when_there_is_none_and_the_yes_no_label():
     from transformers import AutoTokenizer
 
     from bot.reader.model import base_model_path
@@ -48,10 +87,27 @@ def test_featurize_marks_the_answer_tokens_or_the_first_token_when_there_is_none
         if ex.answer_start is None:
             unanswerable = [ex]
             break
-    windows = featurize(tokenizer, answerable + unanswerable, 256, 128)
+    yes_no = boolq_examples(held_out=False)[:1]
+    windows = featurize(tokenizer, answerable + unanswerable + yes_no, 160, 64)
     found = tokenizer.decode(windows[0]["input_ids"][windows[0]["start"] : windows[0]["end"] + 1])
     assert found.lower().replace(" ", "") == answerable[0].answer.lower().replace(" ", "")
-    assert (windows[-1]["start"], windows[-1]["end"]) == (0, 0)
+    assert windows[0]["yes_no"] == IGNORE
+    assert (windows[1]["start"], windows[1]["end"], windows[1]["yes_no"]) == (0, 0, IGNORE)
+    assert (windows[2]["start"], windows[2]["yes_no"]) == (IGNORE, int(yes_no[0].yes_no))
+    assert all(len(w["input_ids"]) <= 160 for w in windows)
+
+
+def test_follow_ups_are_read_after_the_previous_turn_with_its_name_made_a_pronoun():
+    import random
+
+    from bot.reader.data import Example, follow_ups
+
+    context = "Marta Kowalczyk won the regatta. Kowalczyk, 31, dedicated the win to her father."
+    first = Example("Who won the regatta?", context, 0, "Marta Kowalczyk", "regatta")
+    second = Example("How old is Marta Kowalczyk?", context, context.index("31"), "31", "regatta")
+    [made] = follow_ups([[[first, second]]], share=1.0, rng=random.Random(0))
+    assert made.history == "Who won the regatta? Marta Kowalczyk"
+    assert made.question == "How old is they?" and made.answer == "31"
 
 
 @pytest.mark.parametrize(

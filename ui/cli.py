@@ -253,8 +253,11 @@ def train_reader(
         "--calibrate-only", help="Keep the weights in --out; only learn again when to answer.")] = False,
     calibrate: Annotated[bool, typer.Option(
         "--calibrate/--no-calibrate", help="After training, learn when to answer (and write the model card).")] = True,
-    resume: Annotated[bool, typer.Option(
-        "--resume", help="Continue the interrupted run from its checkpoint (.eventbot/training/).")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run from its checkpoint.")] = False,
+    checkpoints: Annotated[Path | None, typer.Option(
+        "--checkpoints", help="Where the run's checkpoint goes (default: .eventbot/training, ignored by git).")] = None,
+    checkpoint_minutes: Annotated[float, typer.Option(
+        "--checkpoint-minutes", help="Minutes of training between checkpoints.")] = 8.0,
 ) -> None:
     """Fine-tune the installed MiniLM into the span reader (SQuAD train articles + the development sets), then learn
     when to answer from its readings of held-out articles."""
@@ -262,7 +265,7 @@ def train_reader(
     from bot.reader.card import write_card
     from bot.reader.data import SQUAD_DIR
     from bot.reader.model import WEIGHTS_DIR, WEIGHTS_FILE
-    from bot.reader.training import CheckpointError, TrainConfig, train, training_examples
+    from bot.reader.training import CHECKPOINT_DIR, CheckpointError, TrainConfig, train, training_examples
 
     squad = data or SQUAD_DIR
     out = out or WEIGHTS_DIR
@@ -271,9 +274,10 @@ def train_reader(
     if calibrate_only and not (out / WEIGHTS_FILE).is_file():
         fail(f"no reader weights at {out / WEIGHTS_FILE} to calibrate: train first (without --calibrate-only)")
     if not calibrate_only:
-        config = TrainConfig(epochs=epochs, limit=limit, seed=seed)
+        config = TrainConfig(epochs=epochs, limit=limit, seed=seed, checkpoint_minutes=checkpoint_minutes)
         try:
-            report = train(config, out, training_examples(config, squad), resume=resume)
+            report = train(config, out, training_examples(config, squad), resume=resume,
+                           checkpoint_dir=checkpoints or CHECKPOINT_DIR)
         except CheckpointError as e:
             fail(str(e))
         first, last = report["losses"][0][1], report["losses"][-1][1]

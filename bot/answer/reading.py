@@ -11,23 +11,32 @@ reply: the span ("Alysa Liu [1]."); the sentence for why, how and who-is questio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from langchain_core.documents import Document
 
 from bot.answer.answerability import Answerability, Evidence, asked_kind, question_terms
 from bot.answer.corpus import Corpus, Knowledge
-from bot.answer.language import WH_WORDS, term, terms_of
+from bot.answer.language import terms_of
 from bot.answer.linking import fold
+from bot.answer.reply import (
+    Quotation,
+    end_with_stop,
+    quotation_around,
+    quotation_reply,
+    span_reply,
+    without_connective,
+    yes_no_reply,
+)
 from bot.reader.model import SpanGuess, SpanReader
 from bot.types import Draft, Passage, Sentence
 from bot.vectors import CachedEmbeddings
-from index.text import parse
 
 log = logging.getLogger(__name__)
 
-SENTENCE_KINDS = {"why", "how", "describe"}  # answered with the sentence the span sits in
-YES_NO_OPEN = {"dobj", "attr", "acomp", "oprd", "advmod", "npadvmod", "pobj"}  # what a yes/no question asks about
+SENTENCE_KINDS = {"why", "how", "describe"}  # answered with the sentence the span sits in, unless the span is a phrase
+YES = 0.5  # the yes/no head's probability from which the reply opens with "Yes"
 
 
 @dataclass
@@ -37,6 +46,8 @@ class Reading:
     span: str
     sentence: Sentence
     evidence: Evidence
+    yes: float = 0.5  # the yes/no head's probability of "yes" in the span's window
+    quotation: Quotation | None = None  # the quotation the span sits in, if any
 
 
 class ReaderAnswerer:
@@ -61,25 +72,37 @@ class ReaderAnswerer:
         """The sentences of a passage (for the guard, which checks an LLM's claims against them)."""
         return self.corpus_for([passage]).sentences_in(passage)
 
-    def __call__(self, question: str, passages: list[Passage]) -> Draft:
+    def __call__(self, question: str, passages: list[Passage], previous: str = "") -> Draft:
+        """`previous`: the conversation's last turn (question and answer), read before the question."""
         corpus = self.corpus_for(passages)
-        kind = asked_kind(question)
-        if kind == "yes-no":
-            return self._yes_no(question, passages, corpus) or self._answer(question, passages, corpus, "describe")
-        return self._answer(question, passages, corpus, kind)
+        reading = self.read(question, passages, corpus, previous)
+        if reading is None:
+            return abstention(corpus.documents, "nothing to read")
+        p = self.answerability.probability(reading.evidence)
+        if p < self.answerability.threshold:
+            log.info(
+                "abstain: %r in %r has p=%.2f < %.2f",
+                reading.span,
+                reading.sentence.text,
+                p,
+                self.answerability.threshold,
+            )
+            return abstention(corpus.documents, f"p={p:.2f}", confidence=p, evidence=reading.evidence)
+        log.info("answer %r (p=%.2f, yes %.2f) from %r", reading.span, p, reading.yes, reading.sentence.text)
+        return self._reply(question, reading, corpus, p)
 
     def check(self, question: str, sentence: str) -> tuple[str, SpanGuess] | None:
         """The reader's best span (text, scores) in `sentence` alone: another reader's quote, checked."""
         guess = max(self.reader.read(question, [sentence]), key=lambda g: g.margin, default=None)
         return None if guess is None else (sentence[guess.start : guess.end], guess)
 
-    def read(self, question: str, passages: list[Passage], corpus: Corpus) -> Reading | None:
+    def read(self, question: str, passages: list[Passage], corpus: Corpus, previous: str = "") -> Reading | None:
         """The reader's best span among the best few sentences of the passages, with the evidence to judge it."""
         sentences = self._ranked(question, passages, corpus)[: self.windows]
         if not sentences:
             return None
         windows = [_window(corpus, s) for s in sentences]
-        guesses = self.reader.read(question, [text for text, _ in windows])
+        guesses = self.reader.read(question, [text for text, _ in windows], previous)
         if not guesses:
             return None
         ranked = sorted(guesses, key=lambda g: g.margin, reverse=True)
@@ -115,64 +138,38 @@ class ReaderAnswerer:
             passage_score=passages[min(passage, len(passages) - 1)].score,
             passage_rank=passage,
         )
-        return Reading(span, sentence, evidence)
+        quotation = quotation_around(corpus.texts[path], start, end, corpus.sentences[path])
+        return Reading(span, sentence, evidence, best.yes, quotation)
 
-    def _answer(self, question: str, passages: list[Passage], corpus: Corpus, kind: str) -> Draft:
-        reading = self.read(question, passages, corpus)
-        if reading is None:
-            return abstention(corpus.documents, "nothing to read")
-        p = self.answerability.probability(reading.evidence)
-        if p < self.answerability.threshold:
-            log.info(
-                "abstain: %r in %r has p=%.2f < %.2f",
-                reading.span,
-                reading.sentence.text,
-                p,
-                self.answerability.threshold,
-            )
-            return abstention(corpus.documents, f"p={p:.2f}", confidence=p, evidence=reading.evidence)
-        log.info("answer %r (p=%.2f) from %r", reading.span, p, reading.sentence.text)
-        if kind in SENTENCE_KINDS or not reading.span:
-            return _sentence_draft("", reading, p)
-        return Draft(
-            f"{_reply(question, reading.span)} [1].",
-            False,
-            [reading.sentence],
+    def _reply(self, question: str, reading: Reading, corpus: Corpus, p: float) -> Draft:
+        """The reply's shape by what is asked (bot.answer.reply words it)."""
+        kind = asked_kind(question)
+        draft = partial(
+            Draft,
+            abstained=False,
+            quotes=[reading.sentence],
             phrase=reading.span,
-            short_answer=reading.span,
             confidence=p,
             evidence=reading.evidence,
         )
-
-    def _yes_no(self, question: str, passages: list[Passage], corpus: Corpus) -> Draft | None:
-        """ "did sakamoto win gold" → the reader reads "what did sakamoto win"; "silver" → "No — silver [1].". None
-        when the question names nothing to compare with (then the sentence is the answer)."""
-        doc = parse(question)
-        slot = next(
-            (t for t in reversed(doc) if t.dep_ in YES_NO_OPEN and t.pos_ in {"NOUN", "PROPN", "NUM", "ADJ"}), None
-        )
-        if slot is None:
-            return None
-        dropped = {t.i for t in slot.subtree}
-        if slot.dep_ == "pobj":
-            dropped.add(slot.head.i)
-        rest = "".join(t.text_with_ws for t in doc if t.i not in dropped).strip(" ?")
-        open_question = f"what {rest[:1].lower()}{rest[1:]}?"
-        reading = self.read(open_question, passages, corpus)
-        if reading is None or not reading.span:
-            return None
-        p = self.answerability.probability(reading.evidence)
-        if p < self.answerability.threshold:
-            return None
-        named = {term(w) for w in terms_of(" ".join(doc[i].text for i in sorted(dropped)))}
-        found = terms_of(reading.span)
-        yes = (
-            bool(named)
-            and named <= {term(w) for w in found} | terms_of(reading.sentence.text)
-            and bool(named & {term(w) for w in found})
-        )
-        log.info("yes/no: asked %r, found %r (p=%.2f), named %s", open_question, reading.span, p, named)
-        return _sentence_draft("Yes — " if yes else "No — ", reading, p)
+        if kind == "yes-no":
+            return draft(f"{end_with_stop(yes_no_reply(reading.yes >= YES, reading.sentence))} [1]")
+        quotation = reading.quotation
+        if quotation is not None and _cuts(reading, quotation):
+            sentences = [
+                s
+                for s in corpus.sentences[reading.sentence.path]
+                if s.span.start < quotation.end and quotation.start < s.span.end
+            ]
+            quoted = corpus.texts[reading.sentence.path][quotation.start : quotation.end]
+            markers = ", ".join(str(n) for n in range(1, len(sentences) + 1))
+            return replace(
+                draft(f"{end_with_stop(quotation_reply(quoted, quotation.speaker))} [{markers}]"),
+                quotes=[_with_chunk(s, reading.sentence.chunk_id) for s in sentences] or [reading.sentence],
+            )
+        if (kind in SENTENCE_KINDS and (kind == "describe" or len(reading.span.split()) < 2)) or not reading.span:
+            return draft(f"{end_with_stop(without_connective(reading.sentence))} [1]")
+        return draft(f"{span_reply(question, reading.span)} [1].", short_answer=reading.span)
 
     def _ranked(self, question: str, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
         """The passages' sentences, best first: half meaning (cosine), half the IDF-weighted share of the question's
@@ -197,19 +194,6 @@ class ReaderAnswerer:
         return sorted(sentences, key=lambda s: s.score, reverse=True)
 
 
-def _reply(question: str, span: str) -> str:
-    """The span as a reply: "Sakamoto is 25" for "how old is Sakamoto", "The winner was Alysa Liu" for "who was the
-    winner" (a question about what someone or something is), else the span alone ("Alysa Liu")."""
-    doc = parse(question)
-    root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    named_parts = [c for c in root.children if c.dep_ in {"nsubj", "attr", "acomp"}] if root is not None else []
-    subject = next((c for c in named_parts if not any(t.lower_ in WH_WORDS for t in c.subtree)), None)
-    if root is None or root.lemma_ != "be" or subject is None or len(named_parts) < 2:
-        return _capitalize(span)
-    named = "".join(t.text_with_ws for t in subject.subtree).strip()
-    return f"{_capitalize(named)} {root.text.lower()} {span}"
-
-
 def _window(corpus: Corpus, s: Sentence) -> tuple[str, int]:
     """The sentence with the one before and the one after, as the document writes them, and where it starts."""
     sents = corpus.sentences[s.path]
@@ -227,21 +211,13 @@ def abstention(documents: int, reason: str, confidence: float | None = None, evi
     return Draft(f"The {subject} say.", True, [], reason=reason, confidence=confidence, evidence=evidence)
 
 
-def _capitalize(phrase: str) -> str:
-    return phrase[:1].upper() + phrase[1:]
+def _cuts(reading: Reading, quotation: Quotation) -> bool:
+    """Whether replying with the span alone would cut the quotation it sits in: the span is a long part of it (a
+    clause, not a name or number quoted in passing), or runs across one of its marks."""
+    start = reading.sentence.span.start + reading.sentence.text.find(reading.span)
+    crosses = start < quotation.start or start + len(reading.span) > quotation.end
+    return crosses or len(reading.span.split()) >= 4
 
 
-def _end(text: str) -> str:
-    return text if text[-1:] in ".!?”’\"'" else text + "."
-
-
-def _sentence_draft(lead: str, reading: Reading, probability: float) -> Draft:
-    """A reply that is the span's whole sentence (after `lead`, e.g. "Yes — "), cited."""
-    return Draft(
-        f"{lead}{_end(reading.sentence.text)} [1]",
-        False,
-        [reading.sentence],
-        phrase=reading.span,
-        confidence=probability,
-        evidence=reading.evidence,
-    )
+def _with_chunk(sentence: Sentence, chunk_id: str) -> Sentence:
+    return replace(sentence, chunk_id=sentence.chunk_id or chunk_id)

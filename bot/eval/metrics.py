@@ -151,12 +151,14 @@ def contains_word(haystack: str, needle: str) -> bool:
 # -- metrics on one answer ------------------------------------------------------------------------------------
 
 
-def is_correct(answer: Answer, answers: Sequence[str], answerable: bool) -> bool:
+def is_correct(answer: Answer, answers: Sequence[str], answerable: bool, yes_no: bool | None = None) -> bool:
     if not answerable:
         return answer.abstained
     if answer.abstained:
         return False
     text = normalize(strip_markers(answer.answer))
+    if yes_no is not None:  # a yes/no question is answered by the reply's first word
+        return WORD.match(text) is not None and WORD.match(text).group() == ("yes" if yes_no else "no")
     return any(contains_word(text, normalize(a)) for a in answers if a.strip())
 
 
@@ -272,7 +274,7 @@ def score_item(item: EvalItem, answer: Answer) -> ItemResult:
         expected=item.answers,
         answer=answer.answer,
         abstained=answer.abstained,
-        correct=is_correct(answer, item.answers, item.answerable),
+        correct=is_correct(answer, item.answers, item.answerable, item.yes_no),
         exact_match=(exact_match(text, item.answers) if answered else 0.0) if item.answerable else None,
         f1=(token_f1(text, item.answers) if answered else 0.0) if item.answerable else None,
         citation_ok=citation_supports(item.evidence, quotes) if item.answerable and answered else None,

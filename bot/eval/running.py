@@ -54,6 +54,7 @@ class EvalItem(BaseModel):
     answerable: bool
     evidence: str = ""
     kind: str
+    yes_no: bool | None = None  # a yes/no question's answer: the reply must open with the right "Yes" or "No"
     history: list[Turn] = []
     conversation: str | None = None  # the conversation this turn belongs to; its history is the bot's own answers
 
@@ -64,6 +65,7 @@ class ConversationTurn(BaseModel):
     answerable: bool
     evidence: str = ""
     kind: str | None = None
+    yes_no: bool | None = None
 
 
 class Conversation(BaseModel):

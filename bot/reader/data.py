@@ -124,8 +124,13 @@ def squad_train_examples(squad_dir: Path = SQUAD_DIR) -> list[list[list[Example]
     return [
         [
             [
-                Example(qa["question"].strip(), p["context"], qa["answers"][0]["answer_start"], qa["answers"][0]["text"],
-                        article["title"])
+                Example(
+                    qa["question"].strip(),
+                    p["context"],
+                    qa["answers"][0]["answer_start"],
+                    qa["answers"][0]["text"],
+                    article["title"],
+                )
                 for qa in p["qas"]
             ]
             for p in article["paragraphs"]

@@ -163,7 +163,9 @@ def loss_of(model, batch: dict[str, torch.Tensor], bf16: bool) -> torch.Tensor:
     ce = torch.nn.functional.cross_entropy
     loss = torch.zeros(())
     if (batch["start"] != IGNORE).any():
-        loss = loss + (ce(starts, batch["start"], ignore_index=IGNORE) + ce(ends, batch["end"], ignore_index=IGNORE)) / 2
+        loss = (
+            loss + (ce(starts, batch["start"], ignore_index=IGNORE) + ce(ends, batch["end"], ignore_index=IGNORE)) / 2
+        )
     if (batch["yes_no"] != IGNORE).any():
         loss = loss + ce(yes_no, batch["yes_no"], ignore_index=IGNORE)
     return loss

@@ -1,0 +1,137 @@
+"""Wording a reply from what the reader found, from the parse indexing stored (nothing is parsed here but the
+question). One place for every reply shape:
+
+- a span ("Alysa Liu [1]."), or "Sakamoto is 25 [1]." when the question asks what someone or something is;
+- a yes/no question: "Yes — …" or "No — …" (decided by the reader's yes/no head) then the sentence that decides it;
+- a why/how question: the reason's span when it is a phrase, else its sentence;
+- a quotation is never cut: a span inside one grows to the whole quotation, and the reply names who said it;
+- a sentence reply never opens with a connective ("However, …", "But …").
+"""
+
+import re
+from dataclasses import dataclass
+
+from bot.answer.language import WH_WORDS
+from bot.types import Sentence
+from index.text import parse
+
+QUOTE_PAIRS = {"“": "”", '"': '"'}
+CONNECTIVE_POS = {"CCONJ", "ADV", "SCONJ"}
+CONNECTIVE_DEPS = {"cc", "advmod", "mark", "discourse", "intj"}
+
+
+@dataclass(frozen=True)
+class Quotation:
+    """Words in quotation marks: offsets of the text between the marks (in the document), and who said them."""
+
+    start: int
+    end: int
+    speaker: str | None
+
+
+def end_with_stop(text: str) -> str:
+    """The text ending in a full stop unless it ends in a stop or a closing quote already."""
+    return text if text[-1:] in ".!?”’\"'" else text + "."
+
+
+def capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def without_connective(sentence: Sentence) -> str:
+    """The sentence as the document writes it, less an opening connective and its comma: "However, technical errors
+    …" → "Technical errors …". Read from the parse indexing stored (a coordinating conjunction, or an adverb or
+    subordinator attached as a discourse marker, that opens the sentence)."""
+    parsed = sentence.parsed
+    if parsed is None or len(parsed.tokens) < 3:
+        return sentence.text
+    first, second = parsed.tokens[0], parsed.tokens[1]
+    text, base = sentence.text, sentence.span.start
+    if first.pos == "CCONJ" or (
+        first.pos in CONNECTIVE_POS and first.dep in CONNECTIVE_DEPS and _is_comma(second, text, base)
+    ):
+        cut = second.end if _is_comma(second, text, base) else first.end
+        rest = text[cut - base :].lstrip()
+        return capitalized(rest) if rest else text
+    return text
+
+
+def _is_comma(token, text: str, base: int) -> bool:
+    return text[token.start - base : token.end - base] == ","
+
+
+def quotation_around(document: str, start: int, end: int, sentences: list[Sentence]) -> Quotation | None:
+    """The quotation that holds (or overlaps) the span document[start:end], within its paragraph, and its speaker:
+    the nearest person named outside the marks in the quotation's sentences or the sentence before (by the stored
+    entities). None when the span is not inside quotation marks."""
+    para_start = document.rfind("\n\n", 0, start) + 1
+    para_end = document.find("\n\n", end)
+    para_end = len(document) if para_end < 0 else para_end
+    for opening, closing in QUOTE_PAIRS.items():
+        marks = [
+            m.start()
+            for m in re.finditer(
+                re.escape(opening) if opening == closing else f"[{opening}{closing}]", document[para_start:para_end]
+            )
+        ]
+        pairs = _pairs(document, [para_start + m for m in marks], opening, closing)
+        for q_start, q_end in pairs:
+            if q_start < end and start < q_end:
+                return Quotation(q_start + 1, q_end, _speaker(q_start, q_end + 1, sentences))
+    return None
+
+
+def _pairs(document: str, marks: list[int], opening: str, closing: str) -> list[tuple[int, int]]:
+    """Opening and closing marks matched in order (the offsets of the marks themselves)."""
+    pairs, open_at = [], None
+    for at in marks:
+        mark = document[at]
+        if open_at is None and (mark == opening):
+            open_at = at
+        elif open_at is not None and mark == closing:
+            pairs.append((open_at, at))
+            open_at = None
+    return pairs
+
+
+def _speaker(start: int, end: int, sentences: list[Sentence]) -> str | None:
+    """The person named outside the marks nearest to them, in the quotation's sentences (first) or the sentence
+    before it."""
+    inside = [s for s in sentences if s.span.start < end and start < s.span.end]
+    if not inside:
+        return None
+    before = [s for s in sentences if s.index == inside[0].index - 1]
+    for group in (inside, before):
+        people = [
+            (e, s)
+            for s in group
+            if s.parsed is not None
+            for e in s.parsed.entities
+            if e.label == "PERSON" and not (start <= e.start < end)
+        ]
+        if people:
+            e, s = min(people, key=lambda es: min(abs(es[0].start - end), abs(es[0].end - start)))
+            return s.text[e.start - s.span.start : e.end - s.span.start]
+    return None
+
+
+def span_reply(question: str, span: str) -> str:
+    """The span as a reply: "Sakamoto is 25" for "how old is Sakamoto", "The winner was Alysa Liu" for "who was the
+    winner" (a question about what someone or something is), else the span alone ("Alysa Liu")."""
+    doc = parse(question)
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    named_parts = [c for c in root.children if c.dep_ in {"nsubj", "attr", "acomp"}] if root is not None else []
+    subject = next((c for c in named_parts if not any(t.lower_ in WH_WORDS for t in c.subtree)), None)
+    if root is None or root.lemma_ != "be" or subject is None or len(named_parts) < 2:
+        return capitalized(span)
+    named = "".join(t.text_with_ws for t in subject.subtree).strip()
+    return f"{capitalized(named)} {root.text.lower()} {span}"
+
+
+def quotation_reply(quoted: str, speaker: str | None) -> str:
+    """ "Glenn said: “…”" (the whole quotation, in the document's marks)."""
+    return f"{speaker} said: “{quoted.strip()}”" if speaker else f"“{quoted.strip()}”"
+
+
+def yes_no_reply(yes: bool, sentence: Sentence) -> str:
+    return f"{'Yes' if yes else 'No'} — {without_connective(sentence)}"
