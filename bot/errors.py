@@ -4,10 +4,21 @@
 imports them from this module and never from `index/`.
 """
 
-from index.loaders import DocumentLoadError
+from index.loaders import DocumentLoadError, FileTooLargeError, UnsupportedTypeError
 from index.store import StoreUnavailableError
 
-__all__ = ["DocumentLoadError", "LLMSetupError", "NotReadyError", "QuestionError", "StoreUnavailableError"]
+__all__ = [
+    "DocumentConflictError",
+    "DocumentLoadError",
+    "DocumentNotFoundError",
+    "FileTooLargeError",
+    "LLMSetupError",
+    "NotReadyError",
+    "QuestionError",
+    "StoreUnavailableError",
+    "UnsupportedTypeError",
+    "UploadsOffError",
+]
 
 
 class QuestionError(ValueError):
@@ -20,3 +31,15 @@ class LLMSetupError(RuntimeError):
 
 class NotReadyError(Exception):
     """The served bot has not answered its warm-up question yet."""
+
+
+class DocumentConflictError(Exception):
+    """A change to the documents that clashes with what is indexed: a name already there, the last document."""
+
+
+class DocumentNotFoundError(Exception):
+    """No indexed document has that name."""
+
+
+class UploadsOffError(Exception):
+    """Documents may not be changed through the server: no API key, and `EVENTBOT_UPLOADS` is not on."""

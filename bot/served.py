@@ -8,6 +8,7 @@ import weakref
 from typing import Any
 
 from bot.errors import NotReadyError, StoreUnavailableError
+from bot.pages import with_pages
 from bot.service import EventBot, index_missing
 from bot.settings import Settings
 from bot.types import Answer, Turn
@@ -68,7 +69,7 @@ class ServedBot:
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
         bot = self.bot  # this request answers with this bot, whatever is swapped in meanwhile
         bot.check_question(question, history)
-        return bot.ask(question, history)
+        return with_pages(bot.ask(question, history), bot.store._collection)
 
     def check(self, question: str, history: list[Turn] | None = None) -> None:
         self.bot.check_question(question, history)
@@ -89,6 +90,11 @@ class ServedBot:
 
     def documents(self) -> list[tuple[str, str]]:
         return self.bot.documents()
+
+    def reload(self) -> None:
+        """Swap in a fresh bot now if the index changed (documents added or removed through this server), so that
+        the next answer reads them, rather than after the watcher's next two looks."""
+        self.refresh(self._read_signature(self.bot))
 
     def example_questions(self) -> list[str]:
         """Those of the bot serving now (a swap brings the fresh index's, worked out before it is swapped in)."""

@@ -68,6 +68,11 @@ class Citation(BaseModel):
     source: str = Field(description="Document the quote comes from")
     chunk_id: str
     quote: str = Field(description="Verbatim text from the document")
+    page: int | None = Field(
+        None,
+        description="The page of a PDF the quote is on (absent for other documents)",
+        exclude_if=lambda v: v is None,
+    )
 
 
 class Context(BaseModel):

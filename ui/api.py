@@ -4,6 +4,7 @@
 - `GET /healthz` — liveness and index counts (no auth: load balancers probe it).
 - `POST /api/ask` — question + optional history → the answer object of DESIGN.md.
 - `POST /v1/chat/completions`, `GET /v1/models` — OpenAI's chat schema, so OpenAI clients work unchanged.
+- `POST /api/documents`, `GET /api/documents`, `DELETE /api/documents/{name}` — the documents answered from.
 
 When `EVENTBOT_API_KEY` is set, `/api/*` and `/v1/*` need `Authorization: Bearer <key>`.
 Errors are JSON `{"detail": …}`: 4xx for what the client got wrong, 503 when the index cannot be read.
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
 import httpx
-from fastapi import APIRouter, Body, Depends, FastAPI, Request
+from fastapi import APIRouter, Body, Depends, FastAPI, File, Request, UploadFile
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -33,7 +34,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.errors import NotReadyError, QuestionError, StoreUnavailableError
+from bot.errors import (
+    DocumentConflictError,
+    DocumentLoadError,
+    DocumentNotFoundError,
+    FileTooLargeError,
+    NotReadyError,
+    QuestionError,
+    StoreUnavailableError,
+    UnsupportedTypeError,
+    UploadsOffError,
+)
+from bot.library import Library, Upload, documents
 from bot.served import ServedBot
 from bot.service import EventBot, check_question
 from bot.settings import Settings
@@ -101,6 +113,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def question_error(request: Request, exc: QuestionError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    for error, status in DOCUMENT_ERROR_STATUS.items():
+        app.add_exception_handler(error, one_line(status))
+
     @app.exception_handler(StoreUnavailableError)
     async def store_unavailable(request: Request, exc: StoreUnavailableError) -> JSONResponse:
         return JSONResponse({"detail": store_reason(exc)}, status_code=503)
@@ -119,21 +134,39 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
 
 
+DOCUMENT_ERROR_STATUS: dict[type[Exception], int] = {
+    UploadsOffError: 403,
+    DocumentNotFoundError: 404,
+    DocumentConflictError: 409,
+    FileTooLargeError: 413,
+    UnsupportedTypeError: 415,
+    DocumentLoadError: 422,  # empty, binary, invalid UTF-8, a PDF without text, a name with a folder, too many files
+}
+
+
+def one_line(status: int) -> Callable:
+    async def handler(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": " ".join(str(exc).split())}, status_code=status)
+
+    return handler
+
+
 class BodySizeLimit:
     """413 for a request body over `limit` bytes, on every route (API, chat, uploads), before anything parses it:
     a declared Content-Length is refused at once, a chunked body as soon as it passes the limit (the app then
     sees a disconnected client, and whatever it answers is dropped)."""
 
-    def __init__(self, app: ASGIApp, limit: int):
-        self.app, self.limit = app, limit
+    def __init__(self, app: ASGIApp, limit: int, larger: dict[str, int] | None = None):
+        self.app, self.default, self.larger = app, limit, larger or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.larger.get(scope["path"].rstrip("/"), self.default)  # uploads of documents may be larger
         declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await self._refuse(scope, receive, send)
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            await self._refuse(scope, receive, send, limit)
             return
         seen, started, refused = 0, False, False
 
@@ -144,10 +177,10 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
+                if seen > limit:
                     refused = True
                     if not started:
-                        await self._refuse(scope, receive, send)
+                        await self._refuse(scope, receive, send, limit)
                     return {"type": "http.disconnect"}
             return message
 
@@ -164,8 +197,13 @@ class BodySizeLimit:
             if not refused:
                 raise
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        detail = f"the request body is larger than the limit of {self.limit} bytes (EVENTBOT_MAX_BODY_BYTES)"
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        setting = (
+            "EVENTBOT_MAX_BODY_BYTES"
+            if limit == self.default
+            else "EVENTBOT_MAX_FILE_BYTES × EVENTBOT_MAX_UPLOAD_FILES"
+        )
+        detail = f"the request body is larger than the limit of {limit} bytes ({setting})"
         await JSONResponse({"detail": detail}, status_code=413, headers={"Connection": "close"})(scope, receive, send)
 
 
@@ -494,6 +532,106 @@ def get_model(model_id: str) -> Model:
     return Model()
 
 
+# ---------------------------------------------------------------------------------------------- /api/documents
+
+documents_router = APIRouter(
+    prefix="/api",
+    tags=["documents"],
+    responses={
+        403: {"description": "Changing the documents is off: no `EVENTBOT_API_KEY` and `EVENTBOT_UPLOADS` not `on`"},
+        404: {"description": "No indexed document of that name"},
+        409: {"description": "A document of that name is indexed already, or it is the last one"},
+        413: {"description": "A file over `EVENTBOT_MAX_FILE_BYTES`"},
+        415: {"description": "A file type other than .txt, .md, .html, .pdf"},
+        422: {
+            "description": "A file that is empty, binary, not UTF-8, an encrypted or image-only PDF; a name with a "
+            "folder or a NUL in it; more than `EVENTBOT_MAX_UPLOAD_FILES` files"
+        },
+        503: {"description": "The index cannot be written (the Chroma server down): nothing changed"},
+    },
+)
+UPLOAD_SLACK_BYTES = 1_000_000  # a multipart body's headers and boundaries, beyond its files
+CHAT_UPLOAD_PATH = "/gradio_api/upload"  # where the chat (Gradio) sends a file
+
+
+class DocumentEntry(BaseModel):
+    name: str = Field(description="The file name; citations name it as `source`")
+    bytes: int | None = Field(description="The file's size")
+    chunks: int
+    indexed_at: str | None = Field(
+        description="When it was indexed (UTC, ISO 8601); null if indexed before this was kept"
+    )
+    source: Literal["bundled", "uploaded", "folder"] = Field(
+        description="`bundled` (data/), `uploaded` (through this API or the chat) or `folder` (`eventbot index PATH`)"
+    )
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentEntry]
+
+
+class AddedDocument(BaseModel):
+    name: str
+    chunks: int
+    added: int
+    seconds: float
+
+
+class IndexCounts(BaseModel):
+    documents: int
+    chunks: int
+
+
+class UploadReport(BaseModel):
+    documents: list[AddedDocument]
+    index: IndexCounts
+
+
+def get_library(request: Request) -> Library:
+    library: Library = request.app.state.library
+    library.check_allowed()
+    return library
+
+
+@documents_router.post("/documents", response_model=UploadReport)
+def add_documents(
+    bot: Annotated[ServedBot, Depends(get_bot)],
+    library: Annotated[Library, Depends(get_library)],
+    files: Annotated[list[UploadFile] | None, File(description="One or more .txt, .md, .html or .pdf files")] = None,
+) -> UploadReport:
+    """Add documents: the bot answers from them as soon as this returns.
+
+    Example request:
+
+        curl -s localhost:7860/api/documents -F files=@report.pdf -F files=@results.html
+
+    All files go in, or none (any bad file: a 4xx naming it, and the index as it was). Each is kept under
+    `EVENTBOT_UPLOADS_DIR` by its name, which must be new to the index.
+    """
+    limit = bot.settings.max_file_bytes
+    added = library.add([Upload(f.filename, f.file.read(limit + 1), f.size) for f in files or []], then=bot.reload)
+    return UploadReport(documents=[AddedDocument(**a.as_dict()) for a in added], index=IndexCounts(**library.counts()))
+
+
+@documents_router.get("/documents", response_model=DocumentList)
+def list_documents(
+    bot: Annotated[ServedBot, Depends(get_bot)], library: Annotated[Library, Depends(get_library)]
+) -> DocumentList:
+    """The documents the bot answers from: name, bytes, chunks, when indexed, and whether bundled, uploaded or
+    indexed from a folder."""
+    return DocumentList(documents=documents(bot.bot, library.settings))
+
+
+@documents_router.delete("/documents/{name}", response_model=DocumentList)
+def remove_document(
+    name: str, bot: Annotated[ServedBot, Depends(get_bot)], library: Annotated[Library, Depends(get_library)]
+) -> DocumentList:
+    """Remove a document from the index (an uploaded one's kept file too); the list after. The last document
+    cannot be removed (409)."""
+    library.remove(name, then=bot.reload)
+    return DocumentList(documents=documents(bot.bot, library.settings))
+
+
 # ---------------------------------------------------------------------------------------------- the app
 
 
@@ -507,14 +645,25 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
         "`/v1/*` need `Authorization: Bearer <key>`.",
     )
     app.state.bot = bot if isinstance(bot, ServedBot) else ServedBot(bot)
+    settings = app.state.bot.settings
+    app.state.library = Library(settings, store=lambda: app.state.bot.bot.store)  # the serving bot's own client
+    app.state.library.recover()  # an upload the last run did not finish is rolled back
     install_error_handlers(app)
-    app.add_middleware(BodySizeLimit, limit=app.state.bot.settings.max_body_bytes)
+    upload_limit = settings.max_upload_files * settings.max_file_bytes + UPLOAD_SLACK_BYTES
+    larger = {f"{documents_router.prefix}/documents": upload_limit}
+    try:
+        app.state.library.check_allowed()
+        larger[CHAT_UPLOAD_PATH] = upload_limit  # the chat's Documents panel
+    except UploadsOffError:
+        pass  # the chat takes no files
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, larger=larger)
     if app.state.bot.settings.rate_limit:  # added last, so it runs first: a refused request costs nothing more
         app.add_middleware(RateLimit, per_minute=app.state.bot.settings.rate_limit)
     app.include_router(health)
     app.include_router(ask_router, dependencies=[Depends(require_api_key)])
     app.include_router(openai_router, dependencies=[Depends(require_api_key)])
-    add_method_not_allowed(app, [health, ask_router, openai_router])
+    app.include_router(documents_router, dependencies=[Depends(require_api_key)])
+    add_method_not_allowed(app, [health, ask_router, openai_router, documents_router])
     return app
 
 

@@ -16,7 +16,15 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is i
 
 import gradio as gr  # noqa: E402
 
-from bot.errors import QuestionError, StoreUnavailableError  # noqa: E402
+from bot.errors import (  # noqa: E402
+    DocumentConflictError,
+    DocumentLoadError,
+    DocumentNotFoundError,
+    QuestionError,
+    StoreUnavailableError,
+    UploadsOffError,
+)
+from bot.library import Library, Upload, documents  # noqa: E402
 from bot.served import ServedBot  # noqa: E402
 from bot.types import Answer, Turn  # noqa: E402
 from ui.api import word_pieces  # noqa: E402
@@ -52,6 +60,8 @@ CSS = """
 #chat .top-panel { display: none !important; }  /* Gradio's own trash icon: the Clear button does that */
 #controls { align-items: center; gap: 8px; }
 #controls .clear { flex-grow: 0 !important; min-width: max-content !important; }
+#documents table { width: 100%; font-size: 0.9rem; }
+#documents td, #documents th { padding: 2px 6px; text-align: left; overflow-wrap: anywhere; }
 @media (max-width: 640px) {
   #header .wide-only { display: none; }
   #chat .examples { grid-template-columns: minmax(0, 1fr); }
@@ -138,7 +148,8 @@ def sources_message(answer: Answer) -> dict:
         score = scores.get(c.chunk_id)
         meta = f" · score {score:.2f}" if score is not None else ""
         quote = as_text(c.quote).replace("\n", "\n> ")
-        parts.append(f"**\\[{c.n}\\]** {as_text(c.source)}{as_text(meta)}\n> {quote}")
+        page = f", page {c.page}" if c.page else ""
+        parts.append(f"**\\[{c.n}\\]** {as_text(c.source + page)}{as_text(meta)}\n> {quote}")
     count = len(answer.citations)
     return {
         "role": "assistant",
@@ -181,8 +192,59 @@ def respond(bot: ServedBot, messages: list[dict]) -> Iterator[list[dict]]:
     yield [*messages, *reply]
 
 
-def build_chat(bot: ServedBot) -> gr.Blocks:
-    """The chat UI as a Blocks app (mounted at `/` by ui.server)."""
+DOCUMENT_ERRORS = (DocumentLoadError, DocumentConflictError, DocumentNotFoundError, StoreUnavailableError)
+
+
+def document_table(bot: ServedBot, library: Library) -> str:
+    """The documents the bot answers from, as an HTML table (names escaped: they are the uploaders' words)."""
+    rows = "".join(
+        f"<tr><td><code>{html.escape(d['name'])}</code></td><td>{d['source']}</td><td>{d['chunks']}</td>"
+        f"<td>{size(d['bytes'])}</td></tr>"
+        for d in documents(bot.bot, library.settings)
+    )
+    return f"<table><tr><th>document</th><th>from</th><th>chunks</th><th>size</th></tr>{rows}</table>"
+
+
+def size(n: int | None) -> str:
+    return "" if n is None else f"{n / 1000:,.0f} KB"
+
+
+def add_uploaded(bot: ServedBot, library: Library, paths: list[str] | None) -> str:
+    """Index the files dropped on the upload control (all or none) and serve them; a one-line outcome."""
+    if not paths:
+        return ""
+    uploads = []
+    for path in paths:
+        with open(path, "rb") as f:
+            uploads.append(
+                Upload(os.path.basename(path), f.read(library.settings.max_file_bytes + 1), os.path.getsize(path))
+            )
+    try:
+        added = library.add(uploads, then=bot.reload)
+    except DOCUMENT_ERRORS as exc:
+        return f"Not added: {exc}"
+    return "Added " + ", ".join(f"{a.name} ({a.chunks} chunks)" for a in added) + ": ask about it."
+
+
+def remove_named(bot: ServedBot, library: Library, name: str | None) -> str:
+    if not name:
+        return ""
+    try:
+        library.remove(name, then=bot.reload)
+    except DOCUMENT_ERRORS as exc:
+        return f"Not removed: {exc}"
+    return f"Removed {name}."
+
+
+def build_chat(bot: ServedBot, library: Library | None = None) -> gr.Blocks:
+    """The chat UI as a Blocks app (mounted at `/` by ui.server). With a `library` that may be changed (an API
+    key, whose login the chat then asks for, or `EVENTBOT_UPLOADS=on`) a Documents panel lists the documents and
+    takes files to add (click or drop) and names to remove."""
+    try:
+        if library is not None:
+            library.check_allowed()
+    except UploadsOffError:
+        library = None
 
     def add_question(text: str, messages: list[dict]) -> tuple[gr.Textbox, list[dict]]:
         """Show the question at once and lock the box until its answer is in (a second question meanwhile
@@ -239,6 +301,40 @@ def build_chat(bot: ServedBot) -> gr.Blocks:
 
         private = {"api_visibility": "private"}
         demo.load(page_load, None, [heading, chatbot], queue=False, **private)
+        if library is not None:
+            with gr.Accordion("Documents", open=False, elem_id="documents"):
+                table = gr.HTML(document_table(bot, library), padding=False)
+                upload = gr.File(
+                    label="Add documents (.txt, .md, .html, .pdf): click or drop",
+                    file_count="multiple",
+                    file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
+                    type="filepath",
+                    elem_id="upload",
+                )
+                with gr.Row(equal_height=True):
+                    names = gr.Dropdown(
+                        [n for _, n in []],
+                        label="Remove a document",
+                        elem_id="remove-name",
+                        scale=1,
+                        allow_custom_value=True,
+                    )
+                    remove = gr.Button("Remove", elem_id="remove", variant="secondary", scale=0, min_width=0)
+                outcome = gr.Markdown(elem_id="documents-outcome")
+
+            def listed() -> tuple[str, str, gr.Dropdown]:
+                names_now = [d["name"] for d in documents(bot.bot, library.settings)]
+                return header(bot), document_table(bot, library), gr.Dropdown(choices=names_now, value=None)
+
+            def uploaded(paths: list[str] | None) -> tuple:
+                return (as_text(add_uploaded(bot, library, paths)), None, *listed())
+
+            def removed(name: str | None) -> tuple:
+                return (as_text(remove_named(bot, library, name)), *listed())
+
+            demo.load(listed, None, [heading, table, names], queue=False, **private)
+            upload.upload(uploaded, upload, [outcome, upload, heading, table, names], show_progress="full", **private)
+            remove.click(removed, names, [outcome, heading, table, names], show_progress="full", **private)
         answering = []
         for asked in (
             box.submit(add_question, [box, chatbot], [box, chatbot], queue=False, **private),

@@ -20,6 +20,8 @@ from gradio.routes import App as GradioApp  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 from starlette.types import ASGIApp, Message, Receive, Scope, Send  # noqa: E402
 
+from bot.errors import UploadsOffError  # noqa: E402
+from bot.library import Library  # noqa: E402
 from bot.served import ServedBot  # noqa: E402
 from bot.service import EventBot, use_threads  # noqa: E402
 from ui.api import build_api  # noqa: E402
@@ -35,15 +37,21 @@ def create_app(bot: EventBot | ServedBot) -> FastAPI:
     served = bot if isinstance(bot, ServedBot) else ServedBot(bot)
     app = build_api(served)
     key = served.settings.api_key
+    library: Library = app.state.library
+    try:
+        library.check_allowed()
+        largest_upload = max(served.settings.max_body_bytes, served.settings.max_file_bytes)
+    except UploadsOffError:
+        largest_upload = served.settings.max_body_bytes
     gr.mount_gradio_app(
         app,
-        build_chat(served),
+        build_chat(served, library),
         path="/",
         # With an API key the chat asks for it too (Gradio's login page: any user name, the key as password);
         # every Gradio route that runs the chat or takes a file then needs that login.
         auth=(lambda _user, password: secrets.compare_digest(password.encode(), key.encode())) if key else None,
         auth_message="This server needs its API key (EVENTBOT_API_KEY): type it as the password, any user name.",
-        max_file_size=served.settings.max_body_bytes,
+        max_file_size=largest_upload,
         theme=THEME,
         css=CSS,
         footer_links=["gradio", "settings"],

@@ -1,0 +1,222 @@
+"""The documents a running server answers from, changed through it: add uploaded files, list, remove
+(`/api/documents` and the chat's document panel, over the same functions).
+
+Every file of an upload is checked before anything changes (its name, size, type and text), then the upload is
+kept under `EVENTBOT_UPLOADS_DIR` (outside the bundled `data/`) and indexed whole or not at all (index.whole).
+Changes are serialised by a lock file beside the uploads, which also holds between worker processes; answering
+goes on meanwhile (the served bot is swapped only once a change is complete).
+"""
+
+import fcntl
+import logging
+import os
+import unicodedata
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from langchain_chroma import Chroma
+
+from bot.errors import (
+    DocumentConflictError,
+    DocumentLoadError,
+    DocumentNotFoundError,
+    StoreUnavailableError,
+    UploadsOffError,
+)
+from bot.service import EventBot, shared_embedder
+from bot.settings import DEFAULT_CORPUS, Settings
+from index.loaders import check_size, read_document
+from index.store import collection_exists, collection_stats, open_client, open_store
+from index.whole import Added, add_whole, recover, remove_whole
+
+log = logging.getLogger(__name__)
+
+JOURNAL = ".pending.json"  # an upload being written (index.whole)
+LOCK = ".lock"
+MAX_NAME_BYTES = 200
+
+
+@dataclass
+class Upload:
+    """One uploaded file: its name as the client sent it, its bytes (those read of it: a reader may stop past the
+    limit) and its whole size."""
+
+    name: str | None
+    data: bytes
+    size: int | None = None
+
+
+class Library:
+    """Adds, lists and removes the documents of the index `settings` names."""
+
+    def __init__(self, settings: Settings, store: Callable[[], Chroma] | None = None):
+        """`store`: the store to change (a server passes its serving bot's, so that no second Chroma client is
+        opened beside it while it swaps bots); by default one is opened from `settings`."""
+        self.settings = settings
+        self.folder = settings.uploads_dir.resolve()
+        self.store = store or self.open_store
+
+    def check_allowed(self) -> None:
+        """UploadsOffError unless documents may be changed: with an API key (the caller checked it), or
+        `EVENTBOT_UPLOADS=on`."""
+        if not self.settings.api_key and self.settings.uploads != "on":
+            raise UploadsOffError(
+                "changing the documents is off on this server: set EVENTBOT_API_KEY (then send it) or EVENTBOT_UPLOADS=on"
+            )
+
+    def add(self, uploads: list[Upload], then: Callable[[], None] = lambda: None) -> list[Added]:
+        """Index the uploaded files, all or none; DocumentLoadError (and its kinds) naming the first bad one,
+        DocumentConflictError for a name already indexed, StoreUnavailableError when the store cannot be written."""
+        if not uploads:
+            raise DocumentLoadError("no files: send one or more in the multipart field `files`")
+        if len(uploads) > self.settings.max_upload_files:
+            raise DocumentLoadError(
+                f"{len(uploads)} files at once; the limit is {self.settings.max_upload_files} (EVENTBOT_MAX_UPLOAD_FILES)"
+            )
+        names = [upload_name(u.name) for u in uploads]
+        if len(set(names)) < len(names):
+            raise DocumentConflictError("two files of the upload have the same name")
+        docs = []
+        for name, upload in zip(names, uploads, strict=True):
+            check_size(name, max(upload.size or 0, len(upload.data)), self.settings.max_file_bytes)
+            docs.append(read_document(upload.data, name=name, path=str(self.folder / name)))
+        with self.changing() as store:
+            taken = [n for n in names if store._collection.get(where={"source": n}, limit=1, include=[])["ids"]]
+            if taken:
+                raise DocumentConflictError(f"{taken[0]}: a document of that name is indexed already; remove it first")
+            files = []
+            try:
+                for name, upload in zip(names, uploads, strict=True):
+                    files.append(self.folder / name)
+                    keep_file(files[-1], upload.data)
+            except OSError as exc:
+                for file in files:
+                    file.unlink(missing_ok=True)
+                raise StoreUnavailableError(f"the upload could not be kept in {self.folder}: {exc}") from exc
+            added = add_whole(
+                store, docs, self.settings.chunk_size, self.settings.chunk_overlap, self.folder / JOURNAL, files
+            )
+            then()  # still serialised: e.g. the server swapping in a bot that reads them
+            return added
+
+    def remove(self, name: str, then: Callable[[], None] = lambda: None) -> None:
+        """Remove the document called `name` from the index (and its kept copy when it was uploaded; a bundled or
+        folder document's file stays where it is, and comes back with the next `eventbot index` of it)."""
+        with self.changing() as store:
+            got = store._collection.get(where={"source": name}, include=["metadatas"])
+            paths = sorted({meta["path"] for meta in got["metadatas"]})
+            if not paths:
+                raise DocumentNotFoundError(f"no document called {name!r} is indexed")
+            if len(paths) > 1:
+                raise DocumentConflictError(
+                    f"{len(paths)} indexed documents are called {name!r}; re-index to remove one"
+                )
+            if collection_stats(store._client, self.settings.collection)["documents"] <= 1:
+                raise DocumentConflictError(f"{name} is the only document: the bot needs one to answer from")
+            remove_whole(store, paths)
+            if Path(paths[0]).parent == self.folder:
+                Path(paths[0]).unlink(missing_ok=True)
+            then()
+
+    def recover(self) -> None:
+        """Roll back an upload that did not finish (the process was killed during it), at start-up."""
+        if (self.folder / JOURNAL).exists():
+            try:
+                with self.changing():
+                    pass
+            except StoreUnavailableError as exc:  # tried again before the next change
+                log.warning("an unfinished upload is not rolled back yet: %s", exc)
+
+    def counts(self) -> dict:
+        stats = collection_stats(self.store()._client, self.settings.collection)
+        return {"documents": stats["documents"], "chunks": stats["chunks"]}
+
+    def open_store(self) -> Chroma:
+        client = open_client(self.settings.index_dir, self.settings.chroma_url, self.settings.store_timeout_s)
+        if not collection_exists(client, self.settings.collection):
+            raise StoreUnavailableError("no index yet: run `eventbot index`")
+        return open_store(client, self.settings.collection, shared_embedder())
+
+    @contextmanager
+    def changing(self) -> Iterator:
+        """The store, with this change the only one in any process on this machine, and an unfinished earlier
+        upload rolled back first."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with (self.folder / LOCK).open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                store = self.store()
+                recover(store._collection, self.folder / JOURNAL)
+                yield store
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def documents(bot: EventBot, settings: Settings) -> list[dict]:
+    """What `bot` answers from, one entry per document: name, bytes, chunks, when indexed, and where it came from
+    (`bundled` under data/, `uploaded`, or `folder`: indexed by `eventbot index`). Read from what the bot learnt
+    of the index, and one store read of a chunk per document."""
+    knowledge = bot.knowledge
+    firsts = {path: starts[0][1] for path, starts in knowledge.chunk_starts.items() if starts}
+    try:
+        got = bot.store._collection.get(ids=list(firsts.values()), include=["metadatas"]) if firsts else None
+    except Exception as exc:
+        raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
+    metas = dict(zip(got["ids"], got["metadatas"], strict=True)) if got else {}
+    uploads = settings.uploads_dir.resolve()
+    listed = []
+    for path, (source, _title) in sorted(knowledge.sources.items(), key=lambda item: item[1][0].lower()):
+        meta = metas.get(firsts.get(path, ""), {})
+        size = meta.get("bytes")
+        if size is None:
+            try:
+                size = Path(path).stat().st_size
+            except OSError:
+                size = None
+        listed.append(
+            {
+                "name": source,
+                "bytes": size,
+                "chunks": len(knowledge.chunk_starts.get(path, [])),
+                "indexed_at": meta.get("indexed_at"),
+                "source": origin(Path(path), uploads),
+            }
+        )
+    return listed
+
+
+def origin(path: Path, uploads: Path) -> str:
+    if path.is_relative_to(DEFAULT_CORPUS):
+        return "bundled"
+    return "uploaded" if path.is_relative_to(uploads) else "folder"
+
+
+def upload_name(raw: str | None) -> str:
+    """The name an upload is kept and cited under: the client's file name, which must be a plain name (no
+    folder, no NUL or other control character, not hidden), in Unicode's composed form. (A Windows path,
+    `C:\\temp\\x.txt`, arrives as `x.txt`: the multipart parser keeps what follows the last backslash.)"""
+    if raw is None or not raw.strip():
+        raise DocumentLoadError("a file without a name: send each file with its file name")
+    raw = unquote(raw)  # clients percent-encode what a multipart header cannot hold (NUL, quotes, line breaks)
+    shown = repr(raw)[:80]
+    if "\x00" in raw:
+        raise DocumentLoadError(f"the file name {shown} holds a NUL byte")
+    if "/" in raw or "\\" in raw:
+        raise DocumentLoadError(f"the file name {shown} has a folder in it: send the name alone")
+    name = unicodedata.normalize("NFC", raw.strip())
+    if any(unicodedata.category(c).startswith("C") for c in name):
+        raise DocumentLoadError(f"the file name {shown} holds a control character")
+    if name.startswith("."):
+        raise DocumentLoadError(f"the file name {shown} starts with a dot")
+    if len(name.encode()) > MAX_NAME_BYTES:
+        raise DocumentLoadError(f"the file name is {len(name.encode())} bytes long; the limit is {MAX_NAME_BYTES}")
+    return name
+
+
+def keep_file(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)

@@ -1,0 +1,60 @@
+"""The chat's Documents panel in a real Chromium against `eventbot serve` (uploads on): a PDF added in the page is
+answered with its page cited, and once removed the same question is declined."""
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests import test_browser
+from tests.conftest import run_cli
+from tests.pdfs import make_pdf
+from tests.test_browser import ask, bot_messages, expect, new_page, serving
+from tests.test_documents import REGATTA_PAGES, REGATTA_QUESTION
+
+pytestmark = pytest.mark.browser
+browser = test_browser.browser  # the module's Chromium fixture, shared
+
+
+@pytest.fixture(scope="module")
+def uploads_url(tmp_path_factory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("chat-uploads")
+    run_cli("index", env={"EVENTBOT_INDEX_DIR": str(folder / "index")})
+    yield from serving(
+        {
+            "EVENTBOT_INDEX_DIR": str(folder / "index"),
+            "EVENTBOT_UPLOADS": "on",
+            "EVENTBOT_UPLOADS_DIR": str(folder / "uploads"),
+        }
+    )
+
+
+def test_add_a_pdf_in_the_chat_ask_it_then_remove_it(uploads_url, browser, tmp_path):
+    pdf = make_pdf(tmp_path / "regatta.pdf", "Harbour Regatta", REGATTA_PAGES)
+    page = new_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page.goto(uploads_url)
+    page.locator("#documents").get_by_text("Documents").first.click()
+    panel = page.locator("#documents")
+    expect(panel).to_contain_text("event-article.txt")
+
+    page.locator("#upload input[type=file]").set_input_files(str(pdf))
+    expect(page.locator("#documents-outcome")).to_contain_text("Added regatta.pdf")
+    expect(panel).to_contain_text("regatta.pdf")
+    expect(page.locator("#header")).to_contain_text("regatta.pdf")  # "I answer only from …" follows the index
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390  # still fits a phone
+
+    answer = ask(page, REGATTA_QUESTION)
+    assert "Ines Moreau" in answer and "[1]" in answer
+    sources = page.locator("#chat .thought-group").last
+    sources.locator(".title").click()
+    expect(sources).to_contain_text("regatta.pdf, page 2")
+
+    page.locator("#remove-name input").fill("regatta.pdf")
+    page.locator("#remove-name input").press("Enter")
+    page.locator("#remove").click()
+    expect(page.locator("#documents-outcome")).to_contain_text("Removed regatta.pdf")
+    expect(page.locator("#header")).not_to_contain_text("regatta.pdf")
+
+    before = bot_messages(page).count()
+    declined = ask(page, REGATTA_QUESTION)
+    assert bot_messages(page).count() == before + 1
+    assert "Ines Moreau" not in declined and "[1]" not in declined
