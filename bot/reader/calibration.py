@@ -217,7 +217,6 @@ def boolq_figures(weights: Path, max_tokens: int) -> dict:
 
 def calibrate(out: Path, squad_dir: Path = SQUAD_DIR, limit: int | None = None) -> dict:
     """Reads, fits, writes `out/answerability.json`; returns the figures."""
-    from sklearn.metrics import roc_auc_score
 
     settings = Settings(reader="trained", reader_weights=out / "reader.safetensors", answer_threshold=0.0)
     if not (out / CALIBRATION_FILE).exists():  # the bot reading the questions needs one (it is not used here)
@@ -230,6 +229,17 @@ def calibrate(out: Path, squad_dir: Path = SQUAD_DIR, limit: int | None = None) 
     gold = gold_paragraph_figures(out / "reader.safetensors", squad_dir, limit, settings.reader_max_tokens)
     boolq = boolq_figures(out / "reader.safetensors", settings.reader_max_tokens)
 
+    scaler, model, threshold, figures = fit_answerability(rows)
+    report = {"reader_on_gold_paragraphs": gold, "boolq_held_out": boolq, "cross_validated": figures}
+    (out / CALIBRATION_FILE).write_text(model_json(FEATURES, scaler, model, threshold, **report))
+    return report
+
+
+def fit_answerability(rows: list[dict]):
+    """The regression (fitted on every row), its threshold (chosen on the development sets' out-of-fold replies)
+    and the cross-validated figures."""
+    from sklearn.metrics import roc_auc_score
+
     read = [r for r in rows if r["features"] is not None]
     x = np.array([r["features"] for r in read], dtype=float)
     y = np.array([r["right"] for r in read], dtype=int)
@@ -241,22 +251,22 @@ def calibrate(out: Path, squad_dir: Path = SQUAD_DIR, limit: int | None = None) 
     }
     threshold = max(choices, key=lambda t: utility(choices[t]))
     answered = oof >= threshold
-    report = {
-        "reader_on_gold_paragraphs": gold,
-        "boolq_held_out": boolq,
-        "cross_validated": {
-            "questions": len(y),
-            "groups": sorted({r["group"] for r in read}),
-            "right_when_forced": round(float(y.mean()), 3),
-            "auc": round(float(roc_auc_score(y, oof)), 3),
-            "auc_development_sets": round(float(roc_auc_score(y[dev], oof[dev])), 3),
-            "answered": round(float(answered.mean()), 3),
-            "wrong": round(float((answered & (y == 0)).mean()), 3),
-            "right_among_answered": round(float(y[answered].mean()), 3) if answered.any() else None,
-            "wrong_cost": WRONG_COST,
-            "utility_by_threshold": {t: round(utility(f), 3) for t, f in choices.items()},
-            "accuracy_wrong_by_set": choices[threshold],
-        },
+    squad = [i for i, r in enumerate(read) if r["group"] == "squad"]
+    squad_rows = [read[i] for i in squad]
+    figures = {
+        "questions": len(y),
+        "groups": sorted({r["group"] for r in read}),
+        "right_when_forced": round(float(y.mean()), 3),
+        "auc": round(float(roc_auc_score(y, oof)), 3),
+        "auc_development_sets": round(float(roc_auc_score(y[dev], oof[dev])), 3),
+        "answered": round(float(answered.mean()), 3),
+        "wrong": round(float((answered & (y == 0)).mean()), 3),
+        "right_among_answered": round(float(y[answered].mean()), 3) if answered.any() else None,
+        "wrong_cost": WRONG_COST,
+        "utility_by_threshold": {t: round(utility(f), 3) for t, f in choices.items()},
+        "accuracy_wrong_by_set": choices[threshold],
+        "held_out_squad_accuracy_wrong": by_group(squad_rows, *outcomes(squad_rows, oof[squad], threshold)).get(
+            "squad"
+        ),
     }
-    (out / CALIBRATION_FILE).write_text(model_json(FEATURES, scaler, model, threshold, **report))
-    return report
+    return scaler, model, threshold, figures
