@@ -24,7 +24,9 @@ def chat_fn_index(app) -> int:
 
 @pytest.fixture(scope="module")
 def secured(bot, settings) -> Iterator[tuple[str, int]]:
-    app = create_app(ServedBot(bot, settings.model_copy(update={"api_key": API_KEY})))
+    # with the key, the chat takes documents: its upload route is capped at max_upload_files × max_file_bytes + slack
+    limits = {"api_key": API_KEY, "max_file_bytes": 500_000, "max_upload_files": 1}
+    app = create_app(ServedBot(bot, settings.model_copy(update=limits)))
     with running(app) as url:
         yield url, chat_fn_index(app)
 
@@ -72,7 +74,7 @@ def test_the_key_opens_the_chat_and_uploads_are_capped(secured):
         small = http.post("/gradio_api/upload", files={"files": ("note.txt", b"hello", "text/plain")})
         assert small.status_code == 200, small.text
         big = http.post("/gradio_api/upload", files={"files": ("big.txt", b"x" * 2_000_000, "text/plain")})
-        assert big.status_code == 413
+        assert big.status_code == 413  # over 1 × 500 KB + 1 MB of multipart slack
 
 
 def test_failed_chat_logins_are_limited_per_client(bot, settings):
