@@ -7,7 +7,7 @@ import pytest
 
 from bot.answer.answerability import FEATURES, Answerability, Evidence, asked_kind, features
 from bot.reader.calibration import squad_f1
-from bot.reader.data import boolq_examples, dev_set_examples
+from bot.reader.data import BOOLQ_DIR, SQUAD_DIR, Example, dev_set_examples
 from bot.reader.model import SpanReader
 from bot.reader.training import IGNORE, TrainConfig, featurize, train
 from bot.settings import Settings
@@ -20,13 +20,24 @@ STORY = (
 )
 
 
+YES_NO_EXAMPLES = [  # BoolQ-shaped (question, passage, yes or no), so that no test needs ../shared
+    Example(question, STORY, None, "", "regatta", yes_no=answer)
+    for question, answer in [
+        ("did kowalczyk win the regatta?", True),
+        ("was the race delayed?", True),
+        ("did duarte win the regatta?", False),
+        ("was kowalczyk 40?", False),
+    ]
+] * 2
+
+
 @pytest.fixture(scope="module")
 def shipped_reader() -> SpanReader:
     return SpanReader(Settings().reader_weights)
 
 
 def test_a_few_training_steps_lower_the_loss_and_the_weights_load_and_read(tmp_path):
-    examples = dev_set_examples()[:24] + boolq_examples(held_out=False)[:8]  # spans and yes/no questions
+    examples = dev_set_examples()[:24] + YES_NO_EXAMPLES  # spans and yes/no questions
     config = TrainConfig(epochs=4, limit=32, batch_size=8, warmup=0.0, lr=3e-4)
     report = train(config, tmp_path, examples, False, checkpoint_dir=tmp_path / "checkpoints")
     losses = [loss for _, loss in report["losses"]]
@@ -42,6 +53,10 @@ def test_a_few_training_steps_lower_the_loss_and_the_weights_load_and_read(tmp_p
     assert not (tmp_path / "checkpoints" / "checkpoint.pt").exists()  # a finished run leaves none
 
 
+@pytest.mark.skipif(
+    not (SQUAD_DIR / "train-v1.1.json.gz").is_file() or not (BOOLQ_DIR / "dev.jsonl.gz").is_file(),
+    reason=f"no SQuAD and BoolQ beside the repository ({SQUAD_DIR.parent})",
+)
 def test_an_interrupted_training_run_resumes_from_its_checkpoint(tmp_path):
     """A run killed after a checkpoint continues with --resume to the same number of steps; without --resume a
     checkpoint in the way is a one-line refusal (it would be overwritten)."""
@@ -87,7 +102,7 @@ def test_featurize_marks_the_answer_tokens_the_first_token_when_there_is_none_an
         if ex.answer_start is None:
             unanswerable = [ex]
             break
-    yes_no = boolq_examples(held_out=False)[:1]
+    yes_no = YES_NO_EXAMPLES[:1]
     windows = featurize(tokenizer, answerable + unanswerable + yes_no, 160, 64)
     found = tokenizer.decode(windows[0]["input_ids"][windows[0]["start"] : windows[0]["end"] + 1])
     assert found.lower().replace(" ", "") == answerable[0].answer.lower().replace(" ", "")
