@@ -48,6 +48,8 @@ class Reading:
     evidence: Evidence
     yes: float = 0.5  # the yes/no head's probability of "yes" in the span's window
     quotation: Quotation | None = None  # the quotation the span sits in, if any
+    start: int = 0  # the span's offsets in its document
+    end: int = 0
 
 
 class ReaderAnswerer:
@@ -139,7 +141,7 @@ class ReaderAnswerer:
             passage_rank=passage,
         )
         quotation = quotation_around(corpus.texts[path], start, end, corpus.sentences[path])
-        return Reading(span, sentence, evidence, best.yes, quotation)
+        return Reading(span, sentence, evidence, best.yes, quotation, start, end)
 
     def _reply(self, question: str, reading: Reading, corpus: Corpus, p: float) -> Draft:
         """The reply's shape by what is asked (bot.answer.reply words it)."""
@@ -162,10 +164,10 @@ class ReaderAnswerer:
                 if s.span.start < quotation.end and quotation.start < s.span.end
             ]
             quoted = corpus.texts[reading.sentence.path][quotation.start : quotation.end]
-            markers = ", ".join(str(n) for n in range(1, len(sentences) + 1))
+            quotes = [_with_chunk(s, reading.sentence.chunk_id) for s in sentences] or [reading.sentence]
+            markers = ", ".join(str(n) for n in range(1, len(quotes) + 1))
             return replace(
-                draft(f"{end_with_stop(quotation_reply(quoted, quotation.speaker))} [{markers}]"),
-                quotes=[_with_chunk(s, reading.sentence.chunk_id) for s in sentences] or [reading.sentence],
+                draft(f"{end_with_stop(quotation_reply(quoted, quotation.speaker))} [{markers}]"), quotes=quotes
             )
         if (kind in SENTENCE_KINDS and (kind == "describe" or len(reading.span.split()) < 2)) or not reading.span:
             return draft(f"{end_with_stop(without_connective(reading.sentence))} [1]")
@@ -214,8 +216,7 @@ def abstention(documents: int, reason: str, confidence: float | None = None, evi
 def _cuts(reading: Reading, quotation: Quotation) -> bool:
     """Whether replying with the span alone would cut the quotation it sits in: the span is a long part of it (a
     clause, not a name or number quoted in passing), or runs across one of its marks."""
-    start = reading.sentence.span.start + reading.sentence.text.find(reading.span)
-    crosses = start < quotation.start or start + len(reading.span) > quotation.end
+    crosses = reading.start < quotation.start or reading.end > quotation.end
     return crosses or len(reading.span.split()) >= 4
 
 
