@@ -1,6 +1,7 @@
 """Pages in citations: a quote from a PDF names the page it is on, from what indexing kept of each chunk (the
 page it starts on, and where later pages start in it: index.chunking.place_pages). Added after the answer is
-made, from one store read of the cited chunks, and only when a PDF is cited."""
+made, from one store read of the cited chunks, and only when a PDF is cited: by the server (bot.served) and by
+`eventbot ask` / `eventbot chat` alike."""
 
 import logging
 
@@ -26,3 +27,8 @@ def with_pages(answer: Answer, collection) -> Answer:
             meta, text = chunks[citation.chunk_id]
             citation.page = page_at(meta, max(0, text.find(citation.quote)))
     return answer
+
+
+def ask_with_pages(bot, question: str, history=None) -> Answer:
+    """`bot.ask(question, history)`, its PDF citations naming their pages (read from the bot's own store)."""
+    return with_pages(bot.ask(question, history), bot.store._collection)

@@ -8,7 +8,7 @@ import weakref
 from typing import Any
 
 from bot.errors import NotReadyError, StoreUnavailableError
-from bot.pages import with_pages
+from bot.pages import ask_with_pages
 from bot.service import EventBot, index_missing
 from bot.settings import Settings
 from bot.types import Answer, Turn
@@ -69,7 +69,7 @@ class ServedBot:
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
         bot = self.bot  # this request answers with this bot, whatever is swapped in meanwhile
         bot.check_question(question, history)
-        return with_pages(bot.ask(question, history), bot.store._collection)
+        return ask_with_pages(bot, question, history)
 
     def check(self, question: str, history: list[Turn] | None = None) -> None:
         self.bot.check_question(question, history)

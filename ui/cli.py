@@ -38,7 +38,8 @@ def print_answer(answer) -> None:
     if answer.citations:
         typer.echo("\nSources:")
         for c in answer.citations:
-            typer.echo(f"  [{c.n}] {c.source}: “{c.quote}”")
+            page = f", page {c.page}" if c.page else ""  # a PDF's quote names its page
+            typer.echo(f"  [{c.n}] {c.source}{page}: “{c.quote}”")
 
 
 @app.callback()
@@ -78,6 +79,7 @@ def ask(
 ) -> None:
     """Answer questions from the indexed documents, citing them."""
     from bot.errors import QuestionError
+    from bot.pages import ask_with_pages
     from bot.service import check_question
     from bot.settings import Settings
 
@@ -88,7 +90,7 @@ def ask(
         fail(str(exc))
     bot = open_bot()
     for i, q in enumerate(questions):
-        answer = bot.ask(q)
+        answer = ask_with_pages(bot, q)  # a PDF's citations name their pages
         if as_json:
             typer.echo(answer.model_dump_json())
         else:
@@ -164,6 +166,7 @@ def evaluate(
 def chat() -> None:
     """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""
     from bot.errors import QuestionError
+    from bot.pages import ask_with_pages
     from bot.types import Turn
 
     bot = open_bot()
@@ -177,7 +180,7 @@ def chat() -> None:
         if not question:
             break
         try:
-            answer = bot.ask(question, history)
+            answer = ask_with_pages(bot, question, history)
         except QuestionError as exc:
             typer.echo(f"eventbot: {exc}", err=True)
             continue
