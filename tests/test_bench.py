@@ -31,6 +31,7 @@ RATIOS = [
     "cold_serve_ratio",
     "rps_c12_vs_embed_only",
     "rps_c12_vs_c1",
+    "upload_pdf_vs_index_ratio",
 ]
 
 
@@ -49,6 +50,7 @@ def test_bench_quick_reports_all_figures():
     assert 0 < figures["hit_at_k"] <= 1 and 0 < figures["large_accuracy"] <= 1
     assert figures["serve_ready_rss_mb"] <= figures["rss_peak_mb"]
     assert figures["rps_c12_workers_2"] is None  # a full run measures it
+    assert figures["upload_pdf_pages"] == 20 and figures["upload_pdf_chunks"] > 20  # the PDF answered, page cited
 
 
 def test_distractors_are_deterministic_and_name_nothing_of_the_article(tmp_path):

@@ -2,6 +2,7 @@
 an uploaded PDF is answered at once with its page cited, a removed one no longer; every bad upload is a 4xx with
 a one-line reason and leaves the documents, the counts and the article's answers as they were."""
 
+import json
 import os
 import subprocess
 import sys
@@ -12,11 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bot.eval.pdfs import make_encrypted_pdf, make_image_only_pdf, make_pdf
 from bot.library import Library
 from bot.served import ServedBot
 from bot.service import EventBot
 from tests.conftest import ROOT, run_cli
-from tests.pdfs import make_encrypted_pdf, make_image_only_pdf, make_pdf
 from tests.test_api import running
 from ui.server import create_app
 
@@ -119,6 +120,17 @@ def test_upload_pdf_answers_with_its_page_then_removal_declines(http, regatta_pd
     assert not (settings.uploads_dir / "regatta.pdf").exists()
     assert http.post("/api/ask", json={"question": REGATTA_QUESTION}).json()["abstained"]
     assert state(http) == before
+
+
+def test_eventbot_ask_names_the_page_of_a_pdf_quote(regatta_pdf, tmp_path):
+    """The CLI's readable answer names a PDF quote's page, as the chat's Sources do; `--json` carries `page`."""
+    env = {"EVENTBOT_INDEX_DIR": str(tmp_path / "index")}
+    run_cli("index", str(regatta_pdf), env=env)
+    answer, _, sources = run_cli("ask", REGATTA_QUESTION, env=env).stdout.partition("Sources:")
+    assert "Ines Moreau" in answer, answer
+    assert "  [1] regatta.pdf, page 2: “" in sources, sources
+    parsed = json.loads(run_cli("ask", "--json", REGATTA_QUESTION, env=env).stdout)
+    assert parsed["citations"][0]["source"] == "regatta.pdf" and parsed["citations"][0]["page"] == 2, parsed
 
 
 def bad_uploads(tmp: Path) -> list[tuple[str, list, int, str]]:

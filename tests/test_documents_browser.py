@@ -5,9 +5,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from bot.eval.pdfs import make_pdf
 from tests import test_browser
 from tests.conftest import run_cli
-from tests.pdfs import make_pdf
 from tests.test_browser import ask, bot_messages, expect, new_page, serving
 from tests.test_documents import REGATTA_PAGES, REGATTA_QUESTION
 

@@ -17,7 +17,10 @@ times on a shared CPU vary from run to run while ratios hold:
 - ingest: seconds to index the generated corpus against raw `encode(batch_size=64)` of the same chunks plus
   the spaCy parse of the same documents;
 - one large generated document (≥ 300 KB) indexed with the article: the article's questions and questions
-  that need reading the whole document, relative to the warm p50 on the article alone.
+  that need reading the whole document, relative to the warm p50 on the article alone;
+- a new user's 20-page PDF report (generated: `bot.eval.pdfs`, fpdf2, a dev dependency; skipped without it) sent to
+  a live server's `POST /api/documents` and asked about: seconds to the first cited answer (its page checked)
+  against `eventbot index` of the same file as a whole process (issue 23: goal ≤ 1.2), in quick mode too.
 
 `quick` keeps every figure's key but measures on a small corpus with fewer requests (a minute or so); figures
 that only a full run measures are None then.
@@ -34,6 +37,7 @@ import atexit
 import contextlib
 import ctypes
 import functools
+import json
 import logging
 import os
 import signal
@@ -51,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.eval.distractors import write_corpus, write_large_document
+from bot.eval.distractors import article, write_corpus, write_large_document
 from bot.eval.metrics import score_item
 from bot.eval.running import DEFAULT_DATASETS_DIR, EvalItem, load_dataset
 from bot.settings import DEFAULT_CORPUS, Settings
@@ -76,8 +80,22 @@ FLOOR_START = (
     "load_embedder().embed_query('Who won the gold medal in the women\\'s free skate?')\n"
 )
 SERVER_START_TIMEOUT_S = 600.0
+# Issue 23's user: a 20-page PDF report added in the chat, then a question that only that report answers. The fact is
+# made up here (no distractor names it) and opens page UPLOAD_PDF_FACT_PAGE; the other pages are generated news.
+UPLOAD_PDF_PAGES = 20
+UPLOAD_PDF_FACT_PAGE = 14
+UPLOAD_PDF_FACT = (
+    "The Quarry Hill Relay, the valley's oldest club race, was won by Oriane Vasseur-Lind, who ran the last leg in "
+    "forty-one minutes and brought her team home ahead of sixty others."
+)
+UPLOAD_PDF_QUESTION = "Who won the Quarry Hill Relay?"
+UPLOAD_PDF_ANSWER = "Vasseur-Lind"
 WARM_UP_SETS = ["event_qa_fresh.jsonl", "event_qa_unseen.jsonl"]
 OPENERS = ["", "Tell me: ", "Quick question: ", "Please answer: ", "I'd like to know: ", "One more: ", "Question: "]
+
+
+class SectionSkipped(Exception):
+    """A part of the bench that cannot run here (the reason is noted; its figures stay None)."""
 
 
 @dataclass
@@ -147,10 +165,13 @@ def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Callable[[str],
     from bot.service import shared_embedder
 
     def section(name: str, measure: Callable[[], None]) -> None:
-        """One part of the run; a failure is noted (its figures stay None) and the run goes on."""
+        """One part of the run; a failure is noted (its figures stay None) and the run goes on; so is a part that
+        cannot run here (SectionSkipped: a dev dependency missing)."""
         say(name)
         try:
             measure()
+        except SectionSkipped as exc:
+            result.notes[name] = f"skipped: {exc}"
         except Exception as exc:
             log.exception("bench: %s failed", name)
             result.notes[name] = f"failed: {type(exc).__name__}: {exc}"
@@ -200,6 +221,10 @@ def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Callable[[str],
 
     section("cold start: floor, `eventbot ask`", lambda: _measure_cold_ask(f, one, large, sizes))
     section("live server, 1 article: requests/s at concurrency 1, 4, 12", lambda: _measure_server(f, one, sizes))
+    section(
+        f"a {UPLOAD_PDF_PAGES}-page PDF: upload to the first cited answer, against `eventbot index` of it",
+        lambda: _measure_upload_pdf(f, root / "upload"),
+    )
     if not sizes.quick:
         section("live server, large corpus: start, /healthz, memory", lambda: _measure_large_server(f, large, sizes))
     if sizes.workers_requests:
@@ -456,10 +481,12 @@ def _measure_big_document(f: dict, root: Path, sizes: Sizes) -> None:
 
 def _env(settings: Settings) -> dict[str, str]:
     """The environment of an `eventbot` process over `settings`' index (embedded, or on a Chroma server), no key,
-    no rate limit."""
+    no rate limit; uploads on (kept in `settings.uploads_dir`) when `settings.uploads` is."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVENTBOT_")}
     if settings.chroma_url:
         env["EVENTBOT_CHROMA_URL"] = settings.chroma_url
+    if settings.uploads == "on":
+        env |= {"EVENTBOT_UPLOADS": "on", "EVENTBOT_UPLOADS_DIR": str(settings.uploads_dir)}
     return env | {
         "EVENTBOT_INDEX_DIR": str(settings.index_dir),
         "EVENTBOT_COLLECTION": settings.collection,
@@ -470,12 +497,17 @@ def _env(settings: Settings) -> dict[str, str]:
 
 
 def _timed_run(args: list[str], env: dict[str, str]) -> float:
+    return _timed_output(args, env)[0]
+
+
+def _timed_output(args: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """Seconds a process took, and what it printed on stdout; RuntimeError if it failed."""
     t0 = time.perf_counter()
     proc = subprocess.run(args, env=env, capture_output=True, text=True, timeout=SERVER_START_TIMEOUT_S)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args[:3])} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
-    return seconds
+    return seconds, proc.stdout
 
 
 def _measure_cold_ask(f: dict, one: Settings, large: Settings, sizes: Sizes) -> None:
@@ -786,6 +818,75 @@ def _measure_chroma_server(f: dict, root: Path, sizes: Sizes) -> None:
     f["chroma_rps_c12_vs_embedded"] = _ratio(f["chroma_rps_c12_workers_1"], f.get("rps_c12"))
 
 
+def upload_pdf(folder: Path) -> tuple[Path, int]:
+    """The report a new user adds: UPLOAD_PDF_PAGES pages of generated news (bot.eval.distractors) laid out as a
+    PDF with running headers and footers, UPLOAD_PDF_FACT opening page UPLOAD_PDF_FACT_PAGE. Returns its path and
+    the page the fact is on in the written PDF (read back with pypdf). SectionSkipped without fpdf2."""
+    try:
+        from bot.eval.pdfs import make_pdf, paginate
+    except ImportError as exc:
+        raise SectionSkipped(f"making the PDF needs fpdf2, a dev dependency (pip install -e '.[dev]'): {exc}") from exc
+    from pypdf import PdfReader
+
+    def news() -> Iterator[str]:
+        number = 0
+        while True:  # stories other than the corpus's and the large document's
+            yield from article(7907, number).strip().split("\n\n")
+            number += 1
+
+    pages = paginate(news(), UPLOAD_PDF_PAGES, first={UPLOAD_PDF_FACT_PAGE: [UPLOAD_PDF_FACT]})
+    folder.mkdir(parents=True, exist_ok=True)
+    path = make_pdf(folder / "valley-sport-review.pdf", "Valley sport and news review", pages)
+    texts = [" ".join(page.extract_text().split()) for page in PdfReader(path).pages]
+    fact_pages = [n for n, text in enumerate(texts, 1) if "Quarry Hill Relay" in text]
+    if len(texts) != UPLOAD_PDF_PAGES or fact_pages != [UPLOAD_PDF_FACT_PAGE]:
+        raise RuntimeError(f"the generated PDF has {len(texts)} pages, the fact on {fact_pages}")
+    return path, UPLOAD_PDF_FACT_PAGE
+
+
+def _measure_upload_pdf(f: dict, root: Path) -> None:
+    """Issue 23: a new user adds a 20-page PDF in the chat (POST /api/documents, as the chat's upload does) to a
+    live server over the article and asks about it (POST /api/ask): seconds from sending the file to the cited
+    answer, against `eventbot index` of the same file as a whole process into a fresh index (goal: ≤ 1.2 × that).
+    The answer must not abstain and must cite the PDF with the fact's page."""
+    import httpx
+
+    from bot.service import build_index
+
+    pdf, page = upload_pdf(root / "report")
+    f["upload_pdf_pages"] = UPLOAD_PDF_PAGES
+    f["upload_pdf_kb"] = round(pdf.stat().st_size / 1000, 1)
+    settings = Settings(
+        index_dir=root / "served", chroma_url=None, collection="bench", uploads="on", uploads_dir=root / "uploads"
+    )
+    build_index(settings)  # the article, as a new user finds the bot
+    with live_server(settings) as server:
+        # `eventbot index` of the file while the server idles (both find the model's files in the page cache)
+        fresh = Settings(index_dir=root / "cli-index", chroma_url=None, collection="bench")
+        seconds, out = _timed_output([EVENTBOT, "index", "--json", str(pdf)], _env(fresh))
+        f["index_pdf_s"] = round(seconds, 2)
+        f["index_pdf_work_s"] = json.loads(out.strip().splitlines()[-1])["seconds"]  # from chunking to learning
+        with httpx.Client(base_url=server.url, timeout=SERVER_START_TIMEOUT_S) as http:
+            t0 = time.perf_counter()
+            r = http.post("/api/documents", files=[("files", (pdf.name, pdf.read_bytes(), "application/pdf"))])
+            uploaded = time.perf_counter()
+            r.raise_for_status()
+            answer = http.post("/api/ask", json={"question": UPLOAD_PDF_QUESTION})
+            answered = time.perf_counter()
+            answer.raise_for_status()
+    added = r.json()["documents"][0]
+    f["upload_pdf_chunks"] = added["chunks"]
+    f["upload_pdf_s"] = round(uploaded - t0, 2)
+    f["upload_pdf_ask_ms"] = _ms(answered - uploaded)
+    f["upload_pdf_first_answer_s"] = round(answered - t0, 2)
+    f["upload_pdf_vs_index_ratio"] = _ratio(f["upload_pdf_first_answer_s"], f["index_pdf_s"])
+    f["upload_pdf_vs_index_work_ratio"] = _ratio(f["upload_pdf_first_answer_s"], f["index_pdf_work_s"])
+    body = answer.json()
+    cited = [c for c in body["citations"] if c["source"] == pdf.name]
+    if body["abstained"] or UPLOAD_PDF_ANSWER not in body["answer"] or not cited or cited[0].get("page") != page:
+        raise RuntimeError(f"not the cited answer expected (page {page}): {body['answer']!r}, {body['citations']}")
+
+
 def _measure_corpus_size(f: dict, root: Path, corpus: list[Path], chunks: int, prefix: str) -> None:
     """The article among the first generated documents until about `chunks` chunks, in an index of its own: hit@k
     and accuracy of the article's questions (first sight, as the other sizes)."""
@@ -928,5 +1029,15 @@ EXTRA_LABELS = {
     "chroma_errors_c12_workers_2": "Chroma server: errors at concurrency 12, 2 workers",
     "chroma_rps_workers_2_vs_1": "RATIO Chroma server: requests/s at c12, 2 workers / 1 worker",
     "chroma_rps_c12_vs_embedded": "RATIO Chroma server, 1 worker / embedded, requests/s at c12",
+    "upload_pdf_pages": "PDF upload: pages of the generated report",
+    "upload_pdf_kb": "PDF upload: size (KB)",
+    "upload_pdf_chunks": "PDF upload: chunks",
+    "index_pdf_s": "`eventbot index` of the PDF, whole process, fresh index (s)",
+    "index_pdf_work_s": "`eventbot index` of the PDF: the seconds it reports (no start-up, model load, PDF read)",
+    "upload_pdf_s": "PDF upload: POST /api/documents to a live server (s)",
+    "upload_pdf_ask_ms": "PDF upload: then the first question about it, cited answer (ms)",
+    "upload_pdf_first_answer_s": "PDF upload: from sending the file to the first cited answer (s)",
+    "upload_pdf_vs_index_ratio": "RATIO upload to first answer / `eventbot index` of the PDF (goal ≤ 1.2)",
+    "upload_pdf_vs_index_work_ratio": "RATIO upload to first answer / the index's own seconds (start-up left out)",
 }
 ALL_LABELS = LABELS | EXTRA_LABELS

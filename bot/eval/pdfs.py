@@ -1,13 +1,17 @@
-"""PDFs made for the tests (fpdf2, a dev dependency): laid out like real reports, with running headers and footers
-and words hyphenated at line ends, so that what the loader reads back can be checked against the text put in.
-Also the bad kinds an upload must refuse: an encrypted PDF and one of images only (no text layer)."""
+"""PDFs made for the tests and `eventbot bench` (fpdf2, a dev dependency: import this module only where that is
+installed, or catch the ImportError): laid out like real reports, with running headers and footers and words
+hyphenated at line ends, so that what the loader reads back can be checked against the text put in. Also the bad
+kinds an upload must refuse: an encrypted PDF and one of images only (no text layer)."""
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from fpdf import FPDF
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")  # Debian's fonts-dejavu-core (chromium needs it)
 LINE_CHARS = 78  # characters per line of the body text
+LINE_MM, GAP_MM = 5.2, 3.0  # height of a body line, gap after a paragraph
+BODY_MM = 250.0  # what fits of them on an A4 page between the running header (20 mm) and the footer's margin (20 mm)
 LATIN1 = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "—": "-", "–": "-", "…": "..."})
 
 
@@ -67,10 +71,39 @@ def make_pdf(path: Path, title: str, pages: list[list[str]]) -> Path:
         pdf.set_font(pdf.family, size=10.5)
         for paragraph in paragraphs:
             for line in wrap(pdf.text_of(paragraph)):
-                pdf.cell(0, 5.2, line, new_x="LMARGIN", new_y="NEXT")
-            pdf.ln(3)
+                pdf.cell(0, LINE_MM, line, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(GAP_MM)
     pdf.output(str(path))
     return path
+
+
+def paginate(paragraphs: Iterator[str], pages: int, first: dict[int, list[str]] | None = None) -> list[list[str]]:
+    """`pages` pages for `make_pdf`, each filled with the next of `paragraphs` while they fit whole (so that no
+    paragraph runs on to the next page and page `n` of the list is page `n` of the PDF); `first[n]`: paragraphs
+    that open page `n` (counted from 1) before the filling."""
+    filled: list[list[str]] = []
+    pending: str | None = None
+    for number in range(1, pages + 1):
+        page = list((first or {}).get(number, []))
+        used = sum(height(p) for p in page)
+        while True:
+            paragraph = pending if pending is not None else next(paragraphs, None)
+            pending = None
+            if paragraph is None:
+                break
+            need = height(paragraph)
+            if used + need > BODY_MM and page:  # (a paragraph longer than a page runs on from an empty one)
+                pending = paragraph
+                break
+            page.append(paragraph)
+            used += need
+        filled.append(page)
+    return filled
+
+
+def height(paragraph: str) -> float:
+    """Millimetres a paragraph of body text takes on the page, its gap included."""
+    return len(wrap(paragraph)) * LINE_MM + GAP_MM
 
 
 def make_encrypted_pdf(path: Path, text: str) -> Path:
