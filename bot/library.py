@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import unquote
 
 from langchain_chroma import Chroma
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 JOURNAL = ".pending.json"  # an upload being written (index.whole)
 LOCK = ".lock"
 MAX_NAME_BYTES = 200
+T = TypeVar("T")
 
 
 @dataclass
@@ -84,7 +86,10 @@ class Library:
             check_size(name, max(upload.size or 0, len(upload.data)), self.settings.max_file_bytes)
             docs.append(read_document(upload.data, name=name, path=str(self.folder / name)))
         with self.changing() as store:
-            taken = [n for n in names if store._collection.get(where={"source": n}, limit=1, include=[])["ids"]]
+            collection = store._collection
+            taken = self.on_store(
+                lambda: [n for n in names if collection.get(where={"source": n}, limit=1, include=[])["ids"]]
+            )
             if taken:
                 raise DocumentConflictError(f"{taken[0]}: a document of that name is indexed already; remove it first")
             files = []
@@ -106,7 +111,7 @@ class Library:
         """Remove the document called `name` from the index (and its kept copy when it was uploaded; a bundled or
         folder document's file stays where it is, and comes back with the next `eventbot index` of it)."""
         with self.changing() as store:
-            got = store._collection.get(where={"source": name}, include=["metadatas"])
+            got = self.on_store(lambda: store._collection.get(where={"source": name}, include=["metadatas"]))
             paths = sorted({meta["path"] for meta in got["metadatas"]})
             if not paths:
                 raise DocumentNotFoundError(f"no document called {name!r} is indexed")
@@ -114,9 +119,9 @@ class Library:
                 raise DocumentConflictError(
                     f"{len(paths)} indexed documents are called {name!r}; re-index to remove one"
                 )
-            if collection_stats(store._client, self.settings.collection)["documents"] <= 1:
+            if self.on_store(lambda: collection_stats(store._client, self.settings.collection))["documents"] <= 1:
                 raise DocumentConflictError(f"{name} is the only document: the bot needs one to answer from")
-            remove_whole(store, paths)
+            self.on_store(lambda: remove_whole(store, paths))
             if Path(paths[0]).parent == self.folder:
                 Path(paths[0]).unlink(missing_ok=True)
             then()
@@ -131,8 +136,26 @@ class Library:
                 log.warning("an unfinished upload is not rolled back yet: %s", exc)
 
     def counts(self) -> dict:
-        stats = collection_stats(self.store()._client, self.settings.collection)
+        stats = self.on_store(lambda: collection_stats(self.store()._client, self.settings.collection))
         return {"documents": stats["documents"], "chunks": stats["chunks"]}
+
+    def on_store(self, call: Callable[[], T]) -> T:
+        """`call()`, a read or write of the store; StoreUnavailableError (the API's 503) with a one-line reason
+        naming the store when it fails (the Chroma server down or stalled), rather than a server fault."""
+        try:
+            return call()
+        except StoreUnavailableError:
+            raise
+        except Exception as exc:
+            where = (
+                f"the Chroma server at {self.settings.chroma_url}"
+                if self.settings.chroma_url
+                else f"the index at {self.settings.index_dir}"
+            )
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise StoreUnavailableError(
+                f"the documents cannot be changed now: {where} is unavailable ({reason})"
+            ) from exc
 
     def open_store(self) -> Chroma:
         client = open_client(self.settings.index_dir, self.settings.chroma_url, self.settings.store_timeout_s)
