@@ -254,6 +254,9 @@ def train_reader(
     seed: Annotated[int, typer.Option("--seed")] = 13,
     calibrate_only: Annotated[bool, typer.Option(
         "--calibrate-only", help="Keep the weights in --out; only learn again when to answer.")] = False,
+    refit: Annotated[bool, typer.Option(
+        "--refit", help="With --calibrate-only: fit again on the readings stored in --out (calibration.jsonl); "
+                        "read nothing.")] = False,
     calibrate: Annotated[bool, typer.Option(
         "--calibrate/--no-calibrate", help="After training, learn when to answer (and write the model card).")] = True,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run from its checkpoint.")] = False,
@@ -274,6 +277,8 @@ def train_reader(
     out = out or WEIGHTS_DIR
     if not (squad / "split.json").is_file():
         fail(f"no SQuAD split at {squad}: pass --data DIR (the folder with split.json and dev-v2.0.json)")
+    if refit and not (calibrate_only and (out / "calibration.jsonl").is_file()):
+        fail(f"--refit needs --calibrate-only and the readings of an earlier calibration in {out / 'calibration.jsonl'}")
     if calibrate_only and not (out / WEIGHTS_FILE).is_file():
         fail(f"no reader weights at {out / WEIGHTS_FILE} to calibrate: train first (without --calibrate-only)")
     if not calibrate_only:
@@ -288,7 +293,7 @@ def train_reader(
                    f"in {report['seconds']:.0f}s; loss {first:.2f} -> {last:.2f}; weights in {out}.")
     if not calibrate and not calibrate_only:
         return
-    figures = learn_when_to_answer(out, squad, limit)["cross_validated"]
+    figures = learn_when_to_answer(out, squad, limit, refit=refit)["cross_validated"]
     write_card(out, squad)
     typer.echo(f"Answerability: AUC {figures['auc']}, answers {figures['answered']:.0%} of {figures['questions']} "
                f"questions with {figures['wrong']:.1%} wrong (cross-validated by article); {out / 'answerability.json'}.")

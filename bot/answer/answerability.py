@@ -1,8 +1,9 @@
 """Whether to answer: the probability that the reader's best span is right, from general signals (the reader's span
 and no-answer scores, how well the sentence matches the question, whether the span is the kind of thing the question
-asks for, whether the question's names are there). A logistic regression learnt by `eventbot train-reader
---calibrate` on held-out SQuAD articles and the development sets (bot.reader.calibration); its coefficients and the
-threshold chosen there for precision live in `answerability.json` beside the reader's weights."""
+asks for, whether the question's names are there). Gradient-boosted trees learnt by `eventbot train-reader
+--calibrate` on held-out SQuAD articles and the development sets (bot.reader.calibration); the trees live in
+`answerability.joblib` and the threshold chosen there, with the figures, in `answerability.json`, beside the reader's
+weights."""
 
 import json
 import math
@@ -10,11 +11,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from bot.answer.language import WH_WORDS, content_terms, terms_of
 from bot.answer.linking import fold
 from index.text import parse
 
 CALIBRATION_FILE = "answerability.json"
+MODEL_FILE = "answerability.joblib"  # the fitted trees (joblib, written by this project only)
 KINDS = ("who", "when", "where", "why", "how", "quantity", "what", "yes-no", "describe", "other")
 # The entity labels (spaCy, OntoNotes) that answer each kind of question.
 EXPECTED = {
@@ -125,34 +129,24 @@ FEATURES = [
 
 
 @dataclass
-class LogisticModel:
-    """Standardised logistic regression over named features: p = σ(w · (x − mean) / scale + b); act when p ≥
-    threshold. Fitted and written by `eventbot train-reader --calibrate-only` (bot.reader.calibration)."""
+class Answerability:
+    """The probability that the reader's best span is right: gradient-boosted trees over FEATURES (they learn the
+    interactions a linear model misses, e.g. a low span score means little for a yes/no question), fitted and written
+    by `eventbot train-reader --calibrate-only` (bot.reader.calibration); the reader answers when it reaches the
+    threshold chosen there."""
 
-    mean: list[float]
-    scale: list[float]
-    weights: list[float]
-    bias: float
+    model: object  # a fitted sklearn classifier with predict_proba
     threshold: float
 
     @classmethod
-    def load(cls, path: Path, names: list[str]):
+    def load(cls, path: Path) -> "Answerability":
+        """`path` (answerability.json: the features, the threshold and the figures) and the trees beside it."""
+        import joblib
+
         raw = json.loads(path.read_text())
-        if raw["features"] != names:
+        if raw["features"] != FEATURES:
             raise ValueError(f"{path} was fitted on other features: run `eventbot train-reader --calibrate-only`")
-        return cls(raw["mean"], raw["scale"], raw["weights"], raw["bias"], raw["threshold"])
-
-    def score(self, x: list[float]) -> float:
-        z = self.bias + sum(w * (v - m) / s for w, v, m, s in zip(self.weights, x, self.mean, self.scale, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-
-
-class Answerability(LogisticModel):
-    """The probability that the reader's best span is right; the reader answers when it reaches the threshold."""
-
-    @classmethod
-    def load(cls, path: Path, names: list[str] = FEATURES) -> "Answerability":
-        return super().load(path, names)
+        return cls(joblib.load(path.with_name(MODEL_FILE)), raw["threshold"])
 
     def probability(self, e: Evidence) -> float:
-        return self.score(features(e))
+        return float(self.model.predict_proba(np.array([features(e)], dtype=float))[0, 1])

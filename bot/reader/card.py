@@ -65,13 +65,13 @@ The yes/no head on BoolQ's held-out titles ({boolq["questions"]} questions, the 
 {boolq["accuracy"]:.3f} (always "yes": {boolq["always_yes"]:.3f}).
 
 Through the bot (the question linked and made standalone, retrieved among its documents, the best sentences'
-windows read with the previous turn) and judged by the answerability classifier (`answerability.json`, logistic
-regression over {len(calibration["features"])} general signals), cross-validated by article and set (GroupKFold) over
+windows read with the previous turn) and judged by the answerability classifier (`answerability.joblib`, gradient-
+boosted trees over {len(calibration["features"])} general signals), cross-validated by article and set (GroupKFold) over
 {cv["questions"]:,} questions of the held-out articles and the development sets: right when forced to answer
 {cv["right_when_forced"]:.1%}; classifier AUC {cv["auc"]} (on the development sets alone {cv["auc_development_sets"]}).
 The threshold, {calibration["threshold"]}, is fitted to what people ask: the one whose out-of-fold replies serve the
 development sets best (accuracy − {cv["wrong_cost"]:g} × wrong, each set weighing the same; SQuAD's half-unanswerable
-mix trains the regression but does not choose it). Out of fold at that threshold:
+mix trains the classifier but does not choose it). Out of fold at that threshold:
 
 | development set | accuracy | wrong |
 |---|---|---|
