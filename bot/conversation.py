@@ -12,10 +12,12 @@ follow-ups keeps its subject) and the previous answer:
 
 import re
 
-from bot.answer.question import CLOSED_CLASS
+from bot.answer.language import COUNTRIES, DEMONYMS, MEDALS, MONTHS, NUMBER_WORDS, ORDINALS, WEEKDAYS
 from bot.types import Turn
 from index.text import parse
 
+# Closed classes: a fragment naming one member ("what about gold?") swaps the member the question named.
+CLOSED_CLASS = MEDALS | ORDINALS | WEEKDAYS | MONTHS | set(NUMBER_WORDS) | set(COUNTRIES) | set(DEMONYMS)
 PERSON_PRONOUNS = {"she", "he", "her", "him", "his", "hers"}
 THING_PRONOUNS = {"that", "it", "this"}
 FOLLOW_UP_LEAD = re.compile(

@@ -9,9 +9,7 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from bot.answer.answerability import CALIBRATION_FILE, Answerability
-from bot.answer.candidates import person_names
 from bot.answer.corpus import Knowledge
-from bot.answer.extractive import ExtractiveAnswerer
 from bot.answer.reading import ReaderAnswerer
 from bot.chain import build_chain
 from bot.conversation import condense_question
@@ -93,9 +91,9 @@ def learn_index(
     keep = not settings.chroma_url
     if keep:
         path = knowledge_path(settings.index_dir, settings.collection)
-        knowledge = load_or_learn(store, shared_embedder(), path, generation, show_progress)
+        knowledge = load_or_learn(store, path, generation)
     else:
-        knowledge = learn(store, shared_embedder())
+        knowledge = learn(store)
     keywords = None
     if settings.retriever == "hybrid":
         folder = keyword_folder(settings.index_dir, settings.collection, generation)
@@ -171,23 +169,19 @@ class EventBot:
         if not chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
         self.knowledge, keywords = learn_index(settings, client, self.store)
-        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries, self.knowledge.word_vectors)
+        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         chunk_starts = self.knowledge.chunk_starts
         around = lambda ps: self.retriever.around(ps, chunk_starts)  # noqa: E731
-        self.answerer = ExtractiveAnswerer(vectors, self.knowledge, around)
-        answer = lambda question, passages, previous: self.answerer(question, passages)  # noqa: E731
-        if settings.reader != "rules":  # the span reader and its learnt answerability (issue 16)
-            self.answerer = reader = ReaderAnswerer(
-                vectors,
-                self.knowledge,
-                around,
-                shared_reader(settings.reader_weights, settings.reader_max_tokens),
-                shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
-                settings.reader_windows,
-            )
-            answer = reader  # it reads a follow-up with the previous turn
-        self.answer = answer  # (question, passages, previous turn) → Draft: the chain's answer step
+        self.answerer = ReaderAnswerer(  # the trained span reader and its learnt decision to answer
+            vectors,
+            self.knowledge,
+            around,
+            shared_reader(settings.reader_weights, settings.reader_max_tokens),
+            shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
+            settings.reader_windows,
+        )
+        self.answer = self.answerer  # (question, passages, previous turn) → Draft: the chain's answer step
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
@@ -228,5 +222,5 @@ class EventBot:
         return condense_question(
             state["linked"]["question"],
             state["linked"]["history"],
-            lambda text: [p.text for p in person_names(text, self.knowledge.lexicon)],
+            lambda text: [p.text for p in self.knowledge.lexicon.people_in(text)],
         )

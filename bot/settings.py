@@ -39,10 +39,6 @@ class Settings(BaseSettings):
         1, ge=1, description="torch threads per request when serving (requests run in parallel)"
     )
 
-    reader: Literal["rules", "trained"] = Field(
-        "rules",
-        description="the extractive reader: hand-written rules, or the reader trained here (`train-reader`)",
-    )
     reader_weights: Path = Field(READER_WEIGHTS, description="the span reader's trained weights (`train-reader`)")
     reader_max_tokens: int = Field(192, ge=64, le=512, description="tokens per window the reader reads")
     reader_windows: int = Field(4, ge=1, le=20, description="sentences (each with its neighbours) read per question")
@@ -50,7 +46,7 @@ class Settings(BaseSettings):
         None,
         ge=0,
         le=1,
-        description="the trained reader answers when its learnt probability of being right is at least this"
+        description="the reader answers when its learnt probability of being right is at least this"
         " (default: the calibrated one)",
     )
 

@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from bot.answer.corpus import Corpus
-from bot.answer.parse_checks import subtree
 from bot.types import Answer
+from index.text import Token
 
 log = logging.getLogger(__name__)
 
@@ -61,3 +61,14 @@ def candidate_questions(corpus: Corpus) -> list[str]:
     out += [f"What did {name} say?" for name, _ in speakers.most_common(1)]
     out += [f"Who is {name}?" for name, _ in mentions.most_common(2)[1:]]
     return out
+
+
+def subtree(tokens: list[Token], root: int) -> set[int]:
+    """The indexes of a token and of every token that hangs from it."""
+    inside = {root}
+    for _ in range(len(tokens)):
+        grown = inside | {n for n, t in enumerate(tokens) if t.head in inside and n != t.head}
+        if grown == inside:
+            break
+        inside = grown
+    return inside

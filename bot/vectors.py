@@ -4,7 +4,6 @@ it stays in the cache. Bounded in entries (`EVENTBOT_VECTOR_CACHE_ENTRIES`): mem
 text seen."""
 
 import threading
-from collections.abc import Mapping
 
 import numpy as np
 from cachetools import LRUCache
@@ -15,17 +14,15 @@ class CachedEmbeddings(Embeddings):
     """`embedder` with an LRU cache of its vectors (float32), keyed by text: this model encodes a query and a
     document alike. Safe to share between threads; `misses` counts texts the model had to embed."""
 
-    def __init__(self, embedder: Embeddings, max_entries: int, known: Mapping[str, np.ndarray] | None = None):
+    def __init__(self, embedder: Embeddings, max_entries: int):
         self.embedder = embedder
-        self.known = known or {}  # vectors learnt at indexing (the documents' words): never embedded again
         self._cache: LRUCache[str, np.ndarray] = LRUCache(maxsize=max(1, max_entries))
         self._lock = threading.Lock()
         self.misses = 0
 
     def vectors(self, texts: list[str]) -> list[np.ndarray]:
-        found = {t: self.known[t] for t in dict.fromkeys(texts) if t in self.known}
         with self._lock:
-            found |= {t: self._cache[t] for t in dict.fromkeys(texts) if t not in found and t in self._cache}
+            found = {t: self._cache[t] for t in dict.fromkeys(texts) if t in self._cache}
         todo = [t for t in dict.fromkeys(texts) if t not in found]
         if todo:  # embedded outside the lock: other threads keep reading the cache meanwhile
             fresh = [np.asarray(v, dtype=np.float32) for v in self.embedder.embed_documents(todo)]

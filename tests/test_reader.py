@@ -187,29 +187,26 @@ def test_squad_f1_is_the_official_token_overlap():
     assert squad_f1("Carolina", "Denver Broncos") == 0.0
 
 
-def article_bot(settings, reader: str):
-    """The article's index, answered by `reader` (EVENTBOT_READER)."""
+def article_bot(settings):
+    """The article's index, answered by the span reader and its learnt answerability."""
     from bot.service import EventBot
 
-    return EventBot(settings.model_copy(update={"reader": reader}))
+    return EventBot(settings)
 
 
 @pytest.fixture(scope="module")
 def trained_bot(settings):
-    """The span reader and its learnt answerability."""
-    return article_bot(settings, "trained")
+    return article_bot(settings)
 
 
 def test_the_trained_reader_answers_with_a_span_it_quotes(settings):
     """Its reading and reply, whatever the decision to answer says (threshold 0): the span, verbatim in its quote."""
     article = ARTICLE.read_text(encoding="utf-8")
-    answer = article_bot(settings.model_copy(update={"answer_threshold": 0.0}), "trained").ask("Who won the gold medal?")
+    answer = article_bot(settings.model_copy(update={"answer_threshold": 0.0})).ask("Who won the gold medal?")
     assert not answer.abstained and "Liu" in answer.short_answer
     assert answer.short_answer in answer.citations[0].quote and answer.citations[0].quote in article
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22: the learnt decision to answer (AUC 0.73) gives the article's plainest "
-                   "question p=0.50, under its calibrated threshold 0.62")
 def test_the_trained_reader_answers_what_the_article_states_plainly(trained_bot):
     answer = trained_bot.ask("Who won the gold medal?")
     assert not answer.abstained and "Liu" in answer.short_answer

@@ -1,6 +1,7 @@
-"""How the rule reader reads (EVENTBOT_READER=rules; the trained reader: test_reader.py), on the article and on two
-other documents of the evaluation sets: the reply's contract (a short answer exactly as the document writes it, inside a verbatim quote), whose value a number
-is, who a description means, which words a question may use instead of the text's."""
+"""How the bot reads, on the article and on two other documents of the evaluation sets: the reply's contract (a short
+answer exactly as the document writes it, inside a verbatim quote), whose value a number is, who a description
+means, which words a question may use instead of the text's. (The reader itself, apart from the bot:
+test_reader.py.) What it does not manage yet is marked xfail (strict: a pass is news)."""
 
 import pytest
 
@@ -12,15 +13,15 @@ from tests.conftest import ROOT
 
 def bot_on(folder: str, tmp_path_factory) -> EventBot:
     """A bot answering from the documents of an evaluation set's folder, in an index of its own."""
-    settings = Settings(index_dir=tmp_path_factory.mktemp(folder), corpus=[ROOT / "data/eval" / folder], reader="rules")
+    settings = Settings(index_dir=tmp_path_factory.mktemp(folder), corpus=[ROOT / "data/eval" / folder])
     build_index(settings)
     return EventBot(settings)
 
 
 @pytest.fixture(scope="module")
 def bot(settings):
-    """The rule reader on the article."""
-    return EventBot(settings.model_copy(update={"reader": "rules"}))
+    """The bot on the article."""
+    return EventBot(settings)
 
 
 @pytest.fixture(scope="module")
@@ -49,11 +50,9 @@ def answered(bot, question, history=()):
         "What is the capital of Australia?",
     ],
 )
-@pytest.mark.parametrize("reader", ["rules", "trained"])
-def test_the_reply_contract(marathon, reader, question):
+def test_the_reply_contract(marathon, question):
     document = (ROOT / "data/eval/marathon_qa/porto-marathon.txt").read_text(encoding="utf-8")
-    bot = marathon if reader == "rules" else EventBot(marathon.settings.model_copy(update={"reader": reader}))
-    answer = bot.ask(question)
+    answer = marathon.ask(question)
     assert answer.confidence is None or 0.0 <= answer.confidence <= 1.0
     if answer.abstained:
         assert answer.citations == [] and answer.short_answer is None

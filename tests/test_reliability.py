@@ -40,8 +40,8 @@ finishing in seven minutes and twelve seconds. Marisol Kepplinger of Austria fin
 Okonkwo-Lindqvist, who is 24, said the crosswind over the last 500 metres made it the hardest race of her career.
 The final was delayed by forty minutes because of fog over the harbour.
 """
-REGATTA_QUESTION = "Who won the single sculls final?"
-REGATTA_WINNER = "Okonkwo-Lindqvist"
+REGATTA_QUESTION = "Why was the final delayed?"  # answered from the regatta only (p = 0.79: the reader declines "who won the final?" here)
+REGATTA_ANSWER = "harbour"  # "Fog over the harbour [1]."
 
 
 def write_regatta(folder: Path) -> Path:
@@ -159,14 +159,14 @@ def test_the_served_index_is_read_fresh(tmp_path):
     served = ServedBot(bot_on(env, rate_limit=0))
     with running(create_app(served)) as base, httpx.Client(base_url=base, timeout=60) as http:
         before = http.post("/api/ask", json={"question": REGATTA_QUESTION})
-        assert before.status_code == 200 and REGATTA_WINNER not in before.json()["answer"]
+        assert before.status_code == 200 and REGATTA_ANSWER not in before.json()["answer"]
 
         run_cli("index", str(write_regatta(tmp_path / "news")), env=env)
 
         def regatta_answered():
             r = http.post("/api/ask", json={"question": REGATTA_QUESTION})
             assert r.status_code == 200, r.text
-            return REGATTA_WINNER in r.json()["answer"] and r.json()["citations"][0]["source"] == "regatta.txt"
+            return REGATTA_ANSWER in r.json()["answer"] and r.json()["citations"][0]["source"] == "regatta.txt"
 
         wait_for(regatta_answered, "the new document answered")
         assert http.get("/healthz").json()["documents"] == 2
@@ -181,7 +181,7 @@ def test_the_served_index_is_read_fresh(tmp_path):
 
         wait_for(gold_answered_from_the_reset_index, "the reset index served")
         gone = http.post("/api/ask", json={"question": REGATTA_QUESTION}).json()
-        assert REGATTA_WINNER not in gone["answer"]
+        assert REGATTA_ANSWER not in gone["answer"]
 
         shutil.rmtree(env["EVENTBOT_INDEX_DIR"])
         r = http.get("/healthz")
@@ -217,7 +217,7 @@ def test_the_chats_examples_follow_the_served_index(tmp_path):
 
         def regatta_served():
             r = http.post("/api/ask", json={"question": REGATTA_QUESTION})
-            return r.status_code == 200 and REGATTA_WINNER in r.json()["answer"]
+            return r.status_code == 200 and REGATTA_ANSWER in r.json()["answer"]
 
         wait_for(regatta_served, "the fresh index served")
         shown = page_examples(http)
@@ -404,7 +404,7 @@ def test_load_with_indexing_during_it(tmp_path):
 
             def regatta_answered():
                 r = http.post("/api/ask", json={"question": REGATTA_QUESTION})
-                return r.status_code == 200 and REGATTA_WINNER in r.json()["answer"]
+                return r.status_code == 200 and REGATTA_ANSWER in r.json()["answer"]
 
             wait_for(regatta_answered, "the new document answered after indexing")
             assert "Alysa Liu" in http.post("/api/ask", json={"question": GOLD}).json()["answer"]

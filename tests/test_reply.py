@@ -3,7 +3,7 @@ never cut and said by someone, Yes/No first for a yes/no question."""
 
 import pytest
 
-from bot.answer.reply import quotation_around, quotation_reply, span_reply, without_connective, yes_no_reply
+from bot.answer.reply import quotation_around, quotation_reply, without_connective, yes_no_reply
 from bot.types import Sentence, Span
 from index.text.parse import parse_document
 
@@ -62,9 +62,7 @@ def test_a_span_outside_quotation_marks_has_no_quotation():
     assert quotation_around(TEXT, at, at + 9, sentences_of(TEXT)) is None
 
 
-def test_yes_no_and_span_replies():
+def test_yes_no_replies():
     [s] = sentences_of("However, Sakamoto plans to retire after the season.")
     assert yes_no_reply(True, s) == "Yes — Sakamoto plans to retire after the season."
     assert yes_no_reply(False, s).startswith("No — Sakamoto")
-    assert span_reply("how old is Sakamoto", "25") == "Sakamoto is 25"
-    assert span_reply("who won gold", "Alysa Liu") == "Alysa Liu"

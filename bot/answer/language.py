@@ -9,8 +9,6 @@ import Stemmer
 from spacy.lang.en.lex_attrs import _num_words, _ordinal_words
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from bot.types import Span
-
 _stemmer = Stemmer.Stemmer("english")
 
 WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’](?=[^\W\d_]))*|\d+(?:[.,:]\d+)*")  # letters of any alphabet: "Arbeláez"
@@ -127,27 +125,6 @@ ORDINALS = set(ORDINAL_NUMBERS) | {"last"}
 WEEKDAYS = {d.lower() for d in calendar.day_name}
 MONTHS = {m.lower() for m in calendar.month_name if m}
 STOPWORDS = (set(STOP_WORDS) - KEEP_MEANING - set(NUMBER_WORDS) - set(ORDINAL_NUMBERS)) | ABOUT_THE_DOCUMENT
-RELATIVE_TIMES = {
-    "today",
-    "yesterday",
-    "tomorrow",
-    "tonight",
-    "ago",
-    "earlier",
-    "later",
-    "morning",
-    "evening",
-    "afternoon",
-    "night",
-    "week",
-    "weekend",
-    "year",
-    "years",
-    "days",
-    "day",
-    "hours",
-    "minutes",
-}
 MEDALS = {"gold", "silver", "bronze"}
 # Countries and the adjectives for them, enough to tell a place or nationality from a person's name.
 COUNTRIES = {
@@ -229,57 +206,6 @@ COUNTRIES = {
     "kazakhstan": "Kazakh",
 }
 DEMONYMS = {v.lower(): k for k, v in COUNTRIES.items()}
-# Nouns for a country's people, where they differ from the adjective: "the Briton", "the Spaniard".
-DEMONYM_NOUNS = {
-    "briton": "britain",
-    "brit": "britain",
-    "spaniard": "spain",
-    "dane": "denmark",
-    "swede": "sweden",
-    "finn": "finland",
-    "pole": "poland",
-    "scot": "scotland",
-    "dutchman": "netherlands",
-    "frenchman": "france",
-    "frenchwoman": "france",
-    "englishman": "england",
-    "englishwoman": "england",
-    "irishman": "ireland",
-    "kiwi": "new zealand",
-    "aussie": "australia",
-}
-ORG_WORDS = {
-    "team",
-    "club",
-    "committee",
-    "federation",
-    "association",
-    "union",
-    "university",
-    "council",
-    "league",
-    "olympics",
-    "games",
-    "championships",
-    "cup",
-    "news",
-    "times",
-    "ministry",
-    "party",
-    "inc",
-    "ltd",
-    "corp",
-    "company",
-    "group",
-    "marathon",
-    "tiktok",
-    "instagram",
-    "twitter",
-    "youtube",
-}
-TITLE_WORDS = {"mr", "mrs", "ms", "dr", "coach", "president", "director", "captain", "minister", "judge"}
-
-
 # Past tenses the lemmatizer leaves alone because they are also other words ("won" the currency).
 IRREGULAR = {"won": "win", "felt": "feel", "thought": "think", "broke": "break", "wept": "weep", "fought": "fight"}
 
@@ -288,11 +214,6 @@ IRREGULAR = {"won": "win", "felt": "feel", "thought": "think", "broke": "break",
 def words(text: str) -> tuple[tuple[str, int], ...]:
     """Word tokens with their character offsets (cached: the reader asks it of the same sentences many times)."""
     return tuple((m.group(), m.start()) for m in WORD.finditer(text))
-
-
-def content_words(sentence_words: list[str]) -> list[str]:
-    """The words of a sentence that may be near-synonyms of a question's word: no stop words, no "'s"."""
-    return [re.sub(r"['’]s$", "", w) for w in sentence_words if w.lower().replace("’", "'") not in STOPWORDS]
 
 
 @lru_cache(maxsize=8192)
@@ -326,51 +247,3 @@ def content_terms(text: str) -> list[str]:
     return list(seen)
 
 
-def name_groups(text: str, proper_nouns: set[str]) -> list[Span]:
-    """Runs of capitalized words that are names (per the corpus's own capitalization), e.g. "Alysa Liu",
-    "Cordillera-Ruta", "Col de Sarrat"."""
-    groups: list[Span] = []
-    current: list[tuple[str, int]] = []
-    tokens = [*words(text), ("", len(text))]
-    for i, (w, pos) in enumerate(tokens):
-        if current and text[current[-1][1] + len(current[-1][0]) : pos].strip() not in ("", "-"):
-            _close(text, current, groups)  # punctuation between two words ends a name: "Afterwards, Glenn"
-        base = re.sub(r"['’]s$", "", w)
-        nxt = tokens[i + 1][0] if i + 1 < len(tokens) else ""
-        if current and w in NAME_PARTICLES and nxt[:1].isupper() and nxt.lower() in proper_nouns:
-            current.append((w, pos))  # "Col de Sarrat", "Tour des Cimes"
-            continue
-        if base and base[0].isupper() and base.lower() in proper_nouns:
-            current.append((base, pos))
-            if base == w:
-                continue
-            # a possessive ends the name: "Japan’s Kaori Sakamoto" is two names
-        _close(text, current, groups)
-    return groups
-
-
-NAME_PARTICLES = {
-    "de",
-    "des",
-    "du",
-    "da",
-    "das",
-    "do",
-    "dos",
-    "del",
-    "della",
-    "di",
-    "van",
-    "von",
-    "der",
-    "den",
-    "la",
-    "le",
-}
-
-
-def _close(text: str, current: list[tuple[str, int]], groups: list[Span]) -> None:
-    if current:
-        start, last = current[0][1], current[-1]
-        groups.append(Span(text[start : last[1] + len(last[0])], start, last[1] + len(last[0])))
-        current.clear()

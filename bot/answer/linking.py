@@ -148,13 +148,6 @@ class Lexicon:
                 found.append(Span(m.group(), m.start(), m.end()))
         return found
 
-    def full_name(self, name: str) -> str:
-        """ "Sakamoto" → "Kaori Sakamoto": the one longest name of a person that holds these words."""
-        words = set(name.split())
-        longest = [p for p in self.people if words <= set(p.split())]
-        best = max(longest, key=len, default=name)
-        return best if all(p in best for p in longest) else name
-
     def link(self, question: str) -> str:
         """The question with its names and words spelled as the documents spell them, and "the arbiter" named
         when the documents give that role to one person."""

@@ -22,14 +22,14 @@ from bot.answer.language import terms_of
 from bot.answer.linking import fold
 from bot.answer.reply import (
     Quotation,
+    capitalized,
     end_with_stop,
     quotation_around,
     quotation_reply,
-    span_reply,
     without_connective,
     yes_no_reply,
 )
-from bot.reader.model import SpanGuess, SpanReader
+from bot.reader.model import SpanReader
 from bot.types import Draft, Passage, Sentence
 from bot.vectors import CachedEmbeddings
 
@@ -92,11 +92,6 @@ class ReaderAnswerer:
             return abstention(corpus.documents, f"p={p:.2f}", confidence=p, evidence=reading.evidence)
         log.info("answer %r (p=%.2f, yes %.2f) from %r", reading.span, p, reading.yes, reading.sentence.text)
         return self._reply(question, reading, corpus, p)
-
-    def check(self, question: str, sentence: str) -> tuple[str, SpanGuess] | None:
-        """The reader's best span (text, scores) in `sentence` alone: another reader's quote, checked."""
-        guess = max(self.reader.read(question, [sentence]), key=lambda g: g.margin, default=None)
-        return None if guess is None else (sentence[guess.start : guess.end], guess)
 
     def read(self, question: str, passages: list[Passage], corpus: Corpus, previous: str = "") -> Reading | None:
         """The reader's best span among the best few sentences of the passages, with the evidence to judge it."""
@@ -171,7 +166,7 @@ class ReaderAnswerer:
             )
         if (kind in SENTENCE_KINDS and (kind == "describe" or len(reading.span.split()) < 2)) or not reading.span:
             return draft(f"{end_with_stop(without_connective(reading.sentence))} [1]")
-        return draft(f"{span_reply(question, reading.span)} [1].", short_answer=reading.span)
+        return draft(f"{capitalized(reading.span)} [1].", short_answer=reading.span)
 
     def _ranked(self, question: str, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
         """The passages' sentences, best first: half meaning (cosine), half the IDF-weighted share of the question's

@@ -1,7 +1,9 @@
-"""Wording a reply from what the reader found, from the parse indexing stored (nothing is parsed here but the
-question). One place for every reply shape:
+"""Wording a reply from what the reader found, from the parse indexing stored (nothing is parsed here). One place
+for every reply shape:
 
-- a span ("Alysa Liu [1]."), or "Sakamoto is 25 [1]." when the question asks what someone or something is;
+- a span, exactly as the document writes it ("Alysa Liu [1].", "25 [1]."): a sentence built around it from the
+  question's words read badly when the span was not the question's complement ("Sakamoto behind Liu was 1.91") and
+  named people the quote does not;
 - a yes/no question: "Yes — …" or "No — …" (decided by the reader's yes/no head) then the sentence that decides it;
 - a why/how question: the reason's span when it is a phrase, else its sentence;
 - a quotation is never cut: a span inside one grows to the whole quotation, and the reply names who said it;
@@ -11,9 +13,7 @@ question). One place for every reply shape:
 import re
 from dataclasses import dataclass
 
-from bot.answer.language import WH_WORDS
 from bot.types import Sentence
-from index.text import parse
 
 QUOTE_PAIRS = {"“": "”", '"': '"'}
 CONNECTIVE_POS = {"CCONJ", "ADV", "SCONJ"}
@@ -113,19 +113,6 @@ def _speaker(start: int, end: int, sentences: list[Sentence]) -> str | None:
             e, s = min(people, key=lambda es: min(abs(es[0].start - end), abs(es[0].end - start)))
             return s.text[e.start - s.span.start : e.end - s.span.start]
     return None
-
-
-def span_reply(question: str, span: str) -> str:
-    """The span as a reply: "Sakamoto is 25" for "how old is Sakamoto", "The winner was Alysa Liu" for "who was the
-    winner" (a question about what someone or something is), else the span alone ("Alysa Liu")."""
-    doc = parse(question)
-    root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    named_parts = [c for c in root.children if c.dep_ in {"nsubj", "attr", "acomp"}] if root is not None else []
-    subject = next((c for c in named_parts if not any(t.lower_ in WH_WORDS for t in c.subtree)), None)
-    if root is None or root.lemma_ != "be" or subject is None or len(named_parts) < 2:
-        return capitalized(span)
-    named = "".join(t.text_with_ws for t in subject.subtree).strip()
-    return f"{capitalized(named)} {root.text.lower()} {span}"
 
 
 def quotation_reply(quoted: str, speaker: str | None) -> str:

@@ -188,10 +188,6 @@ def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Callable[[str],
     say("1 article: index, warm answers")
     one_answers = _measure_article(f, one, sizes, prefix="")
     f["ask_p50_ratio"] = _ratio(f["ask_p50_ms"], f["floor_embed_ms"])
-    other = "trained" if one.reader == "rules" else "rules"
-    say(f"1 article: the other reader ({other}), warm answers")
-    _measure_article(f, one.model_copy(update={"reader": other}), sizes, prefix="other_reader_")
-
     say("large corpus: generate")
     large = Settings(index_dir=root / "large" / "index", chroma_url=None, collection="bench")
     corpus = _generate_corpus(root / "large" / "corpus", sizes, one)
@@ -927,9 +923,6 @@ EXTRA_LABELS = {
     "embed_question_1thread_ms": "embed one question, torch on 1 thread (ms)",
     "floor_embed_ms": "FLOOR embed one question, best of default and 1 thread (ms)",
     "reader_pass_ms": "the span reader's one pass over the windows an answer reads (ms)",
-    "other_reader_ask_new_p50_ms": "the other reader (EVENTBOT_READER): new-question p50 on the article (ms)",
-    "other_reader_ask_new_p50_answer_ratio": "RATIO the other reader's new-question p50 / answer floor",
-    "other_reader_accuracy": "the other reader: accuracy of the article's questions",
     "floor_answer_ms": "FLOOR embed one question + one reader pass (ms)",
     "ask_new_p50_answer_ratio": "RATIO new-question p50 / answer floor (goal ≤ 1.5)",
     "large_ask_new_p50_answer_ratio": "RATIO new-question p50 at large corpus / answer floor",
