@@ -33,7 +33,7 @@ RELAY = """Quarry Hill Relay: Vasseur-Lind anchors the winning team
 The Quarry Hill Relay was won by Oriane Vasseur-Lind, who ran the last leg in forty-one minutes. The race drew
 sixty teams from across the valley, and the organisers said the course would be the same next year.
 """
-RELAY_QUESTION = "Who won the Quarry Hill Relay?"
+RELAY_QUESTION = "Who won the Quarry Hill Relay?"  # "Oriane Vasseur-Lind", p 0.76; p 0.05 without relay.txt
 
 
 @contextmanager
@@ -157,8 +157,14 @@ def test_a_document_added_through_one_server_is_answered_by_another(tmp_path):
                 cited = [c["source"] for c in answer.get("citations", [])]
                 return not answer["abstained"] and "Vasseur-Lind" in answer["answer"] and "relay.txt" in cited
 
-            wait_for(answered_by_the_other, "the document added through one server answered by the other")
-            assert "relay.txt" in [d["name"] for d in other.get("/api/documents").json()["documents"]]
+            # The trained reader answers from chunks the shared store returns before the other's watcher has swapped
+            # in the new index (measured: answered about 4 s before relay.txt is listed), so wait for the other to
+            # have seen the change, its listing, and then it must answer.
+            wait_for(
+                lambda: "relay.txt" in [d["name"] for d in other.get("/api/documents").json()["documents"]],
+                "the document added through one server listed by the other",
+            )
+            assert answered_by_the_other(), other.post("/api/ask", json={"question": RELAY_QUESTION}).json()
 
             r = other.delete("/api/documents/relay.txt")
             assert r.status_code == 200, r.text
