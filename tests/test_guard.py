@@ -151,10 +151,10 @@ def test_answer_where_the_extractive_answerer_abstained_falls_back(bot, question
 
 
 def test_answer_contradicting_the_extracted_phrase_falls_back(bot):
-    q = "What medal did Kaori Sakamoto win?"
-    n = n_of(bot, q, "silver medal")
-    assert_fell_back(ask(bot, q, f"Sakamoto won the gold medal [{n}]."), bot.ask(q))  # names and numbers all hold
-    assert ask(bot, q, f"Sakamoto won the silver medal [{n}].").guard == "passed"
+    q = "How old is Kaori Sakamoto?"
+    n = n_of(bot, q, "25-year-old")
+    assert_fell_back(ask(bot, q, f"Sakamoto is 52 years old [{n}]."), bot.ask(q))
+    assert ask(bot, q, f"Sakamoto is 25 years old [{n}].").guard == "passed"
 
 
 def test_not_in_the_documents_where_the_extractive_answerer_answered_falls_back(bot):
