@@ -75,14 +75,12 @@ def build_index(
     report = index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
     if not settings.chroma_url:  # learnt now, once, rather than by the first bot to start
         started = time.perf_counter()
-        learn_index(settings, client, store, show_progress)
+        learn_index(settings, client, store)
         report.seconds += time.perf_counter() - started
     return report
 
 
-def learn_index(
-    settings: Settings, client, store, show_progress: bool = False
-) -> tuple[Knowledge, KeywordIndex | None]:
+def learn_index(settings: Settings, client, store) -> tuple[Knowledge, KeywordIndex | None]:
     """What answering needs of the store as a whole, for its current generation: the documents' knowledge and the
     BM25 index. With an index folder, each is loaded from beside the index, or learnt from every chunk once and kept
     there (at indexing, so that a bot starts without reading the corpus). With a Chroma server nothing is written

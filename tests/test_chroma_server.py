@@ -5,6 +5,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -21,29 +23,40 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def chroma_url(tmp_path):
-    port = free_port()
+@contextmanager
+def chroma_run(path: Path, port: int) -> Iterator[subprocess.Popen]:
+    """`chroma run` holding its data in `path` on `port`, up once its heartbeat answers; stopped after."""
     proc = subprocess.Popen(
-        [CHROMA, "run", "--path", str(tmp_path / "chroma"), "--host", "127.0.0.1", "--port", str(port)],
+        [CHROMA, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + SAFETY_TIMEOUT_S  # as long as it takes to start; only a hang fails
         while True:
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"chroma run did not start ({'exited' if proc.poll() is not None else 'still starting'})")
             try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=5).status_code == 200:
+                if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=5).status_code == 200:
                     break
             except httpx.HTTPError:
                 time.sleep(0.25)
-        yield url, proc
+        yield proc
     finally:
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
         proc.terminate()
         proc.wait(timeout=SAFETY_TIMEOUT_S)
+
+
+@pytest.fixture
+def chroma_url(tmp_path):
+    port = free_port()
+    with chroma_run(tmp_path / "chroma", port) as proc:
+        yield f"http://127.0.0.1:{port}", proc
 
 
 def test_index_and_ask_through_a_chroma_server(chroma_url, tmp_path):

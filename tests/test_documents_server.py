@@ -3,22 +3,16 @@ and 6): with the Chroma server down an upload is a 503 with a one-line reason an
 the documents and the chunk count are as before, and the same upload goes in); and with two `eventbot serve`
 processes over one Chroma server, a document added through one is answered by the other."""
 
-import subprocess
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
-import pytest
 
 from bot.eval.bench import live_server
 from bot.served import ServedBot
 from bot.service import EventBot
 from bot.settings import Settings
-from tests.conftest import SAFETY_TIMEOUT_S, run_cli
+from tests.conftest import run_cli
 from tests.test_api import running
-from tests.test_chroma_server import CHROMA, free_port
+from tests.test_chroma_server import chroma_run, free_port, stop
 from tests.test_reliability import wait_for
 from ui.server import create_app
 
@@ -27,42 +21,12 @@ REGATTA = """Harbour Regatta: Moreau takes the single sculls title
 PORTSEA. Ines Moreau won the single sculls final at the Harbour Regatta on Saturday, four minutes ahead of
 Lars Eriksen. Moreau said the last leg had been the hardest of her career.
 """
-REGATTA_QUESTION = "Who won the single sculls final at the Harbour Regatta?"
 RELAY = """Quarry Hill Relay: Vasseur-Lind anchors the winning team
 
 The Quarry Hill Relay was won by Oriane Vasseur-Lind, who ran the last leg in forty-one minutes. The race drew
 sixty teams from across the valley, and the organisers said the course would be the same next year.
 """
 RELAY_QUESTION = "Who won the Quarry Hill Relay?"  # "Oriane Vasseur-Lind", p 0.76; p 0.05 without relay.txt
-
-
-@contextmanager
-def chroma_run(path: Path, port: int) -> Iterator[subprocess.Popen]:
-    """`chroma run` holding its data in `path` on `port`, up once its heartbeat answers; stopped after."""
-    proc = subprocess.Popen(
-        [CHROMA, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + SAFETY_TIMEOUT_S  # as long as it takes to start; only a hang fails
-        while True:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"chroma run did not start ({'exited' if proc.poll() is not None else 'still starting'})")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.25)
-        yield proc
-    finally:
-        stop(proc)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        proc.wait(timeout=SAFETY_TIMEOUT_S)
 
 
 def upload(http: httpx.Client, name: str, text: str) -> httpx.Response:
