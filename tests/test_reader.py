@@ -6,10 +6,11 @@ import json
 import pytest
 
 from bot.answer.answerability import FEATURES, Answerability, Evidence, asked_kind, features
-from bot.reader.calibration import squad_f1
-from bot.reader.data import BOOLQ_DIR, SQUAD_DIR, Example, dev_set_examples
+from bot.training.calibration import squad_f1
+from bot.eval.datasets import BOOLQ_DIR, SQUAD_DIR
+from bot.training.examples import Example, dev_set_examples
 from bot.reader.model import SpanReader
-from bot.reader.training import IGNORE, TrainConfig, featurize, train
+from bot.training.fine_tune import IGNORE, TrainConfig, featurize, train
 from bot.settings import Settings
 from tests.conftest import ARTICLE
 
@@ -115,7 +116,7 @@ def test_featurize_marks_the_answer_tokens_the_first_token_when_there_is_none_an
 def test_follow_ups_are_read_after_the_previous_turn_with_its_name_made_a_pronoun():
     import random
 
-    from bot.reader.data import Example, follow_ups
+    from bot.training.examples import Example, follow_ups
 
     context = "Marta Kowalczyk won the regatta. Kowalczyk, 31, dedicated the win to her father."
     first = Example("Who won the regatta?", context, 0, "Marta Kowalczyk", "regatta")

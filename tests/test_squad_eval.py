@@ -20,7 +20,7 @@ from bot.eval.squad import (
     score_question,
     summarize,
 )
-from bot.reader.data import SQUAD_DIR
+from bot.eval.datasets import SQUAD_DIR
 from bot.types import Answer, Context
 from tests.conftest import run_cli
 

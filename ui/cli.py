@@ -267,11 +267,11 @@ def train_reader(
 ) -> None:
     """Fine-tune the installed MiniLM into the span reader (SQuAD train articles + the development sets), then learn
     when to answer from its readings of held-out articles."""
-    from bot.reader.calibration import calibrate as learn_when_to_answer
-    from bot.reader.card import write_card
-    from bot.reader.data import SQUAD_DIR
+    from bot.training.calibration import calibrate as learn_when_to_answer
+    from bot.training.card import write_card
+    from bot.eval.datasets import SQUAD_DIR
     from bot.reader.model import WEIGHTS_DIR, WEIGHTS_FILE
-    from bot.reader.training import CHECKPOINT_DIR, CheckpointError, TrainConfig, train, training_examples
+    from bot.training.fine_tune import CHECKPOINT_DIR, CheckpointError, TrainConfig, train, training_examples
 
     squad = data or SQUAD_DIR
     out = out or WEIGHTS_DIR

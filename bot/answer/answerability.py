@@ -1,7 +1,7 @@
 """Whether to answer: the probability that the reader's best span is right, from general signals (the reader's span
 and no-answer scores, how well the sentence matches the question, whether the span is the kind of thing the question
 asks for, whether the question's names are there). Gradient-boosted trees learnt by `eventbot train-reader
---calibrate` on held-out SQuAD articles and the development sets (bot.reader.calibration); the trees live in
+--calibrate` on held-out SQuAD articles and the development sets (bot.training.calibration); the trees live in
 `answerability.joblib` and the threshold chosen there, with the figures, in `answerability.json`, beside the reader's
 weights."""
 
@@ -132,7 +132,7 @@ FEATURES = [
 class Answerability:
     """The probability that the reader's best span is right: gradient-boosted trees over FEATURES (they learn the
     interactions a linear model misses, e.g. a low span score means little for a yes/no question), fitted and written
-    by `eventbot train-reader --calibrate-only` (bot.reader.calibration); the reader answers when it reaches the
+    by `eventbot train-reader --calibrate-only` (bot.training.calibration); the reader answers when it reaches the
     threshold chosen there."""
 
     model: object  # a fitted sklearn classifier with predict_proba

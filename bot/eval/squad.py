@@ -29,7 +29,7 @@ from tqdm import tqdm
 from bot.eval.metrics import normalize, strip_markers
 from bot.eval.report import markdown_table, one_line, rich_table
 from bot.eval.running import Config, EvaluationError, ask_or_refuse, settings_for, shown_settings, temporary_bot
-from bot.reader.data import held_out_articles, squad_articles, squad_split
+from bot.eval.datasets import held_out_articles, squad_articles, squad_split
 from bot.types import Answer, Context
 
 if TYPE_CHECKING:

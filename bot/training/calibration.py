@@ -17,7 +17,8 @@ import numpy as np
 from tqdm import tqdm
 
 from bot.answer.answerability import CALIBRATION_FILE, FEATURES, MODEL_FILE, features
-from bot.reader.data import DEV_SETS_DIR, SQUAD_DIR, boolq_examples, held_out_articles, squad_articles
+from bot.eval.datasets import DEV_SETS_DIR, SQUAD_DIR, held_out_articles, squad_articles
+from bot.training.examples import boolq_examples
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from bot.reader.data import (
+from bot.training.examples import (
     SQUAD_DIR,
     Example,
     boolq_examples,

@@ -4,7 +4,7 @@
 import json
 from pathlib import Path
 
-from bot.reader.data import held_out_articles, squad_split
+from bot.eval.datasets import held_out_articles, squad_split
 from bot.reader.model import FROZEN, MAX_ANSWER_TOKENS, WEIGHTS_FILE
 
 

@@ -13,10 +13,16 @@ import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-SQUAD_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "squad"
-BOOLQ_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "boolq"
-DEV_SETS_DIR = Path(__file__).resolve().parents[2] / "data" / "eval"
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "data" / "event-article.txt"
+from bot.eval.datasets import (
+    BOOLQ_DIR,
+    DEFAULT_CORPUS,
+    DEV_SETS_DIR,
+    SQUAD_DIR,
+    held_out_articles,
+    squad_articles,
+    squad_split,
+)
+
 SPAN_KINDS = {"factoid", "paraphrased", "fragment", "quote"}  # dev-set kinds whose answer is a phrase of the text
 
 
@@ -29,29 +35,6 @@ class Example:
     article: str  # the SQuAD article title, or the dev set's name: folds are made by article
     history: str = ""  # the previous turn (its question and answer), read before the question
     yes_no: bool | None = None  # a yes/no question's answer (BoolQ); None for span questions
-
-
-def squad_split(squad_dir: Path = SQUAD_DIR) -> dict[str, list[str]]:
-    return json.loads((squad_dir / "split.json").read_text())
-
-
-def held_out_articles(squad_dir: Path = SQUAD_DIR) -> list[str]:
-    """A fifth of the v2.0 train articles, kept out of the reader's training: thresholds, the answerability
-    classifier and the model card's figures are measured on them."""
-    return sorted(squad_split(squad_dir)["train_from_v2.0"])[::5]
-
-
-def squad_articles(titles: list[str], squad_dir: Path = SQUAD_DIR) -> list[dict]:
-    """The SQuAD articles with these titles, from v2.0 where it has them (unanswerable questions too), else v1.1."""
-    wanted, found = set(titles), {}
-    for name in ("dev-v2.0.json", "dev-v1.1.json"):
-        for article in json.loads((squad_dir / name).read_text())["data"]:
-            if article["title"] in wanted and article["title"] not in found:
-                found[article["title"]] = article
-    missing = wanted - set(found)
-    if missing:
-        raise ValueError(f"not in the SQuAD files: {sorted(missing)}")
-    return [found[t] for t in titles]
 
 
 def squad_examples(titles: list[str], squad_dir: Path = SQUAD_DIR) -> list[Example]:
