@@ -7,14 +7,15 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
+from bot.answer.cite import cite
 from bot.conversation import previous_turn
-from bot.types import Answer, Citation, Context, Draft
+from bot.types import Answerer, ChainState
 
 
-def timed(name: str, step: Callable[[dict], Any]) -> RunnableLambda:
+def timed(name: str, step: Callable[[ChainState], Any]) -> RunnableLambda:
     """Run `step` on the chain state and record its milliseconds in state["timings_ms"][name]."""
 
-    def run(state: dict) -> Any:
+    def run(state: ChainState) -> Any:
         started = time.perf_counter()
         result = step(state)
         state["timings_ms"][name] = round((time.perf_counter() - started) * 1000, 2)
@@ -23,50 +24,16 @@ def timed(name: str, step: Callable[[dict], Any]) -> RunnableLambda:
     return RunnableLambda(run, name=name)
 
 
-def cite(state: dict) -> Answer:
-    """Turn the answerer's draft into the answer object: numbered verbatim quotes and the contexts used."""
-    draft: Draft = state["draft"]
-    timings = state["timings_ms"]
-    timings["total"] = round(sum(v for k, v in timings.items() if k != "total"), 2)
-    return Answer(
-        question=state["question"],
-        answer=draft.text,
-        short_answer=None if draft.abstained else short_answer(draft),
-        abstained=draft.abstained,
-        confidence=None if draft.confidence is None else round(draft.confidence, 4),
-        citations=[
-            Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text) for n, s in enumerate(draft.quotes, 1)
-        ],
-        contexts=[
-            Context(chunk_id=p.chunk_id, source=p.source, text=p.text, score=round(p.score, 4))
-            for p in state["passages"]
-        ],
-        backend=state.get("backend", "extractive"),
-        guard=state.get("guard"),
-        standalone_question=state["standalone_question"],
-        timings_ms=timings,
-    )
-
-
-def short_answer(draft: Draft) -> str | None:
-    """The bare answer as the document writes it: the reader's span, or the rule reader's phrase when it lies
-    verbatim in the first quote; None when there is none."""
-    if draft.short_answer is not None:
-        return draft.short_answer
-    if draft.phrase and draft.quotes and draft.phrase in draft.quotes[0].text:
-        return draft.phrase
-    return None
-
-
 def build_chain(
     link: Callable[[str], str],
-    condense_question: Callable[[dict], str],
+    condense_question: Callable[[ChainState], str],
     retrieve: Callable[[str], list],
-    answer: Callable[[str, list, str], Draft],
+    answer: Answerer,
     generate: Callable[[str, list], Any] | None = None,
-    guard: Callable[[dict], dict] | None = None,
+    guard: Callable[[ChainState], dict] | None = None,
 ) -> Runnable:
-    """Input: {"question", "history", "timings_ms": {}}. Output: an Answer.
+    """Input: a ChainState with "question", "history" and "timings_ms" ({}); each step adds its key. Output: an
+    Answer.
 
     `answer(question, passages, previous)` reads the standalone question with the conversation's last turn.
 
@@ -87,7 +54,7 @@ def build_chain(
             | timed("guard", guard)
         )
 
-    def link_turns(state: dict) -> dict:
+    def link_turns(state: ChainState) -> dict:
         history = [
             t.model_copy(update={"content": link(t.content)}) if t.role == "user" else t for t in state["history"]
         ]

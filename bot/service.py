@@ -8,9 +8,10 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from bot.answer.answerability import CALIBRATION_FILE, Answerability
+from bot.answer.answerer import ReaderAnswerer
+from bot.answer.decide import CALIBRATION_FILE, Answerability
 from bot.answer.corpus import Knowledge
-from bot.answer.reading import ReaderAnswerer
+from bot.answer.read import SentenceReader
 from bot.chain import build_chain
 from bot.conversation import condense_question
 from bot.errors import QuestionError, StoreUnavailableError
@@ -172,12 +173,14 @@ class EventBot:
         chunk_starts = self.knowledge.chunk_starts
         around = lambda ps: self.retriever.around(ps, chunk_starts)  # noqa: E731
         self.answerer = ReaderAnswerer(  # the trained span reader and its learnt decision to answer
-            vectors,
             self.knowledge,
             around,
-            shared_reader(settings.reader_weights, settings.reader_max_tokens),
+            SentenceReader(
+                vectors,
+                shared_reader(settings.reader_weights, settings.reader_max_tokens),
+                settings.reader_windows,
+            ),
             shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
-            settings.reader_windows,
         )
         self.answer = self.answerer  # (question, passages, previous turn) → Draft: the chain's answer step
         guard = None

@@ -1,8 +1,8 @@
-"""Plain data types shared by the layers: passages and sentences of the documents, an answerer's draft, and the
-answer object that `eventbot ask --json` prints and `POST /api/ask` returns (see DESIGN.md)."""
+"""Plain data types shared by the layers: passages and sentences of the documents, an answerer's draft and its
+interface, the chain's state, and the answer object that `eventbot ask --json` prints and `POST /api/ask` returns (see DESIGN.md)."""
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -60,7 +60,7 @@ class Draft:
     phrase: str = ""  # the precise phrase extracted from quotes[0] ("silver medal"), when the answer rests on one
     short_answer: str | None = None  # the bare answer span as the document writes it, when the reply is that span
     confidence: float | None = None  # the learnt probability that the reader's answer is right
-    evidence: object | None = None  # what that probability was judged from (bot.answer.answerability.Evidence)
+    evidence: object | None = None  # what that probability was judged from (bot.answer.decide.Evidence)
 
 
 class Citation(BaseModel):
@@ -105,3 +105,25 @@ class Answer(BaseModel):
         None, description="The question as retrieved, after resolving follow-ups against history"
     )
     timings_ms: dict[str, float] = {}
+
+
+class Answerer(Protocol):
+    """The chain's answer step: the standalone question, the retrieved passages and the conversation's last turn
+    (question and answer, "" at the start) → a draft (bot.answer.answerer.ReaderAnswerer is the default)."""
+
+    def __call__(self, question: str, passages: list[Passage], previous: str = "") -> Draft: ...
+
+
+class ChainState(TypedDict):
+    """What the chain's steps pass along (bot.chain): the input keys, then one key added by each step."""
+
+    question: str
+    history: list[Turn]
+    timings_ms: dict[str, float]  # milliseconds of each step, by its name
+    linked: NotRequired[dict]  # link: {"question", "history"} in the documents' spelling
+    standalone_question: NotRequired[str]  # condense: the question made to stand alone
+    passages: NotRequired[list[Passage]]  # retrieve
+    draft: NotRequired[Draft]  # answer (and guard, which may replace it)
+    generation: NotRequired[Any]  # generate: the LLM's candidate (bot.answer.generative.Generation)
+    backend: NotRequired[str]  # guard: which backend's draft is cited
+    guard: NotRequired[str]  # guard: "passed" or "fallback"

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from bot.answer.answerability import FEATURES, Answerability, Evidence, asked_kind, features
+from bot.answer.decide import FEATURES, Answerability, Evidence, features
+from bot.answer.understand import asked_kind
 from bot.training.calibration import squad_f1
 from bot.eval.datasets import BOOLQ_DIR, SQUAD_DIR
 from bot.training.examples import Example, dev_set_examples

@@ -45,19 +45,22 @@ def answered(bot, question, history=()):
 
 
 @pytest.mark.parametrize(
-    "question",
+    ("question", "in_the_document"),
     [
-        "Who won the men's race?",
-        "How hot was it in the city?",
-        "What did Gebre say afterwards?",
-        "Why did Haldane go to the medical tent?",
-        "What is the capital of Australia?",
+        pytest.param("Who won the men's race?", True, marks=NOT_YET),
+        ("How hot was it in the city?", True),
+        pytest.param("What did Gebre say afterwards?", True, marks=NOT_YET),
+        ("Why did Haldane go to the medical tent?", True),
+        ("What is the capital of Australia?", False),
     ],
 )
-def test_the_reply_contract(marathon, question):
+def test_the_reply_contract(marathon, question, in_the_document):
+    """What the document says is answered, with a short answer inside a verbatim quote; what it does not say is
+    declined, with no citation and no short answer."""
     document = (ROOT / "data/eval/marathon_qa/porto-marathon.txt").read_text(encoding="utf-8")
     answer = marathon.ask(question)
     assert answer.confidence is None or 0.0 <= answer.confidence <= 1.0
+    assert answer.abstained is not in_the_document, answer.answer
     if answer.abstained:
         assert answer.citations == [] and answer.short_answer is None
         return

@@ -7,14 +7,21 @@ for every reply shape:
 - a yes/no question: "Yes — …" or "No — …" (decided by the reader's yes/no head) then the sentence that decides it;
 - a why/how question: the reason's span when it is a phrase, else its sentence;
 - a quotation is never cut: a span inside one grows to the whole quotation, and the reply names who said it;
-- a sentence reply never opens with a connective ("However, …", "But …").
+- a sentence reply never opens with a connective ("However, …", "But …");
+- a decline: "The article doesn't say." (or "The documents don't say." over several documents).
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
-from bot.types import Sentence
+from bot.answer.corpus import Corpus
+from bot.answer.decide import Decision, Evidence
+from bot.answer.read import Reading
+from bot.answer.understand import asked_kind
+from bot.types import Draft, Sentence
 
+SENTENCE_KINDS = {"why", "how", "describe"}  # answered with the sentence the span sits in, unless the span is a phrase
 QUOTE_PAIRS = {"“": "”", '"': '"'}
 CONNECTIVE_POS = {"CCONJ", "ADV", "SCONJ"}
 CONNECTIVE_DEPS = {"cc", "advmod", "mark", "discourse", "intj"}
@@ -122,3 +129,46 @@ def quotation_reply(quoted: str, speaker: str | None) -> str:
 
 def yes_no_reply(yes: bool, sentence: Sentence) -> str:
     return f"{'Yes' if yes else 'No'} — {without_connective(sentence)}"
+
+
+def compose(question: str, reading: Reading, corpus: Corpus, decision: Decision) -> Draft:
+    """The reply's shape by what is asked, citing the span's sentence (or the sentences of the quotation)."""
+    kind = asked_kind(question)
+    draft = partial(
+        Draft,
+        abstained=False,
+        quotes=[reading.sentence],
+        phrase=reading.span,
+        confidence=decision.confidence,
+        evidence=reading.evidence,
+    )
+    if kind == "yes-no":
+        return draft(f"{end_with_stop(yes_no_reply(decision.yes, reading.sentence))} [1]")
+    path = reading.sentence.path
+    quotation = quotation_around(corpus.texts[path], reading.start, reading.end, corpus.sentences[path])
+    if quotation is not None and _cuts(reading, quotation):
+        sentences = [s for s in corpus.sentences[path] if s.span.start < quotation.end and quotation.start < s.span.end]
+        quoted = corpus.texts[path][quotation.start : quotation.end]
+        quotes = [_with_chunk(s, reading.sentence.chunk_id) for s in sentences] or [reading.sentence]
+        markers = ", ".join(str(n) for n in range(1, len(quotes) + 1))
+        return replace(draft(f"{end_with_stop(quotation_reply(quoted, quotation.speaker))} [{markers}]"), quotes=quotes)
+    if (kind in SENTENCE_KINDS and (kind == "describe" or len(reading.span.split()) < 2)) or not reading.span:
+        return draft(f"{end_with_stop(without_connective(reading.sentence))} [1]")
+    return draft(f"{capitalized(reading.span)} [1].", short_answer=reading.span)
+
+
+def decline(documents: int, reason: str, confidence: float | None = None, evidence: Evidence | None = None) -> Draft:
+    """ "The article doesn't say." (or "The documents don't say." when `documents` > 1), with why, for the log."""
+    subject = "article doesn't" if documents <= 1 else "documents don't"
+    return Draft(f"The {subject} say.", True, [], reason=reason, confidence=confidence, evidence=evidence)
+
+
+def _cuts(reading: Reading, quotation: Quotation) -> bool:
+    """Whether replying with the span alone would cut the quotation it sits in: the span is a long part of it (a
+    clause, not a name or number quoted in passing), or runs across one of its marks."""
+    crosses = reading.start < quotation.start or reading.end > quotation.end
+    return crosses or len(reading.span.split()) >= 4
+
+
+def _with_chunk(sentence: Sentence, chunk_id: str) -> Sentence:
+    return replace(sentence, chunk_id=sentence.chunk_id or chunk_id)

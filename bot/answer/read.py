@@ -1,0 +1,114 @@
+"""Read: the trained span reader over the sentences where the evidence is. The passages' sentences are ranked by
+meaning (cosine to the question) and by coverage of the question's terms; the best few are read by the span reader,
+each with its neighbours, in one batch. Out comes the best span with its character offsets in its document and the
+evidence the decision to answer is judged from (bot.answer.decide)."""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from bot.answer.corpus import Corpus
+from bot.answer.decide import Evidence
+from bot.answer.language import terms_of
+from bot.answer.linking import fold
+from bot.answer.understand import question_terms
+from bot.reader.model import SpanReader
+from bot.types import Passage, Sentence
+from bot.vectors import CachedEmbeddings
+
+
+@dataclass
+class Reading:
+    """What the reader found for one question: the best span, where it sits, and the evidence for judging it."""
+
+    span: str
+    sentence: Sentence
+    evidence: Evidence
+    yes: float = 0.5  # the yes/no head's probability of "yes" in the span's window
+    start: int = 0  # the span's offsets in its document
+    end: int = 0
+
+
+class SentenceReader:
+    """The reader over the best `windows` sentences of the passages, each read with its neighbours."""
+
+    def __init__(self, vectors: CachedEmbeddings, reader: SpanReader, windows: int = 4):
+        self.vectors, self.reader, self.windows = vectors, reader, windows
+
+    def __call__(self, question: str, passages: list[Passage], corpus: Corpus, previous: str = "") -> Reading | None:
+        """The reader's best span among the best few sentences of the passages, with the evidence to judge it."""
+        sentences = self._ranked(question, passages, corpus)[: self.windows]
+        if not sentences:
+            return None
+        windows = [_window(corpus, s) for s in sentences]
+        guesses = self.reader.read(question, [text for text, _ in windows], previous)
+        if not guesses:
+            return None
+        ranked = sorted(guesses, key=lambda g: g.margin, reverse=True)
+        best = ranked[0]
+        text, offset = windows[best.text_index]
+        start, end = offset + best.start, offset + best.end
+        path = sentences[best.text_index].path
+        sentence = next(
+            (replace(s) for s in corpus.sentences[path] if s.span.start <= start < s.span.end + 1),
+            sentences[best.text_index],
+        )
+        end = min(end, sentence.span.end)  # a span is quoted inside its sentence
+        span = corpus.texts[path][start:end].strip()
+        source = sentences[best.text_index]
+        sentence.chunk_id = sentence.chunk_id or source.chunk_id
+        passage = next((i for i, p in enumerate(passages) if p.chunk_id == source.chunk_id), len(passages))
+        agreeing = sum(fold(text[g.start : g.end]) == fold(span) for g in ranked for text, _ in [windows[g.text_index]])
+        evidence = Evidence(
+            question=question,
+            span=span,
+            sentence=sentence.text,
+            window=text,
+            span_entities=[
+                e.label for e in (sentence.parsed.entities if sentence.parsed else ()) if _overlaps(e, start, end)
+            ],
+            margin=best.margin,
+            null_score=best.null_score,
+            runner_up=ranked[1].margin if len(ranked) > 1 else best.margin - 10.0,
+            agreeing=agreeing,
+            dense=source.dense,
+            coverage=source.coverage,
+            sentence_rank=best.text_index,
+            passage_score=passages[min(passage, len(passages) - 1)].score,
+            passage_rank=passage,
+        )
+        return Reading(span, sentence, evidence, best.yes, start, end)
+
+    def _ranked(self, question: str, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
+        """The passages' sentences, best first: half meaning (cosine), half the IDF-weighted share of the question's
+        terms they hold (with the sentence before, where "she" and "it" are named)."""
+        seen, sentences = set(), []
+        for p in passages:
+            for s in corpus.sentences_in(p):
+                if (s.path, s.index) not in seen:  # overlapping chunks repeat sentences
+                    seen.add((s.path, s.index))
+                    sentences.append(s)
+        if not sentences:
+            return []
+        qvec = self.vectors.vector(question)
+        asked = question_terms(question)
+        weights = {t: corpus.idf(t) for t in asked}
+        total = sum(weights.values()) or 1.0
+        for s, vec in zip(sentences, self.vectors.vectors([s.text for s in sentences]), strict=True):
+            s.dense = float(np.dot(vec, qvec))
+            held = terms_of(corpus.window(s))
+            s.coverage = sum(w for t, w in weights.items() if t in held) / total
+            s.score = 0.5 * s.dense + 0.5 * s.coverage
+        return sorted(sentences, key=lambda s: s.score, reverse=True)
+
+
+
+def _window(corpus: Corpus, s: Sentence) -> tuple[str, int]:
+    """The sentence with the one before and the one after, as the document writes them, and where it starts."""
+    sents = corpus.sentences[s.path]
+    first, last = sents[max(0, s.index - 1)], sents[min(len(sents) - 1, s.index + 1)]
+    return corpus.texts[s.path][first.span.start : last.span.end], first.span.start
+
+
+def _overlaps(entity, start: int, end: int) -> bool:
+    return entity.start < end and start < entity.end
