@@ -2,32 +2,47 @@
 
 Read with the spaCy pipeline, against the previous question made standalone the same way (so a chain of
 follow-ups keeps its subject) and the previous answer:
-- pronouns ("how old is she", "her short program") become the person last talked about;
-- "that", "it", "this" become the thing the previous question was about ("when was that" → "when was the short
-  program");
-- fragments ("and glenn?", "and the free skate?", "what about gold?") take the place of the person, value or
+- pronouns ("how tall is he", "his first coach") become the person last talked about;
+- "that", "it", "this" become the thing the previous question was about ("where did that happen" → "where did the
+  final happen");
+- fragments ("and moretti?", "and the final?", "what about friday?") take the place of the person, value or
   thing of the previous question;
-- bare follow-ups ("why?", "how come?", "what went wrong?") ask about what the previous answer said
-  ("who got silver" → "Sakamoto" → "Why did Sakamoto get silver?")."""
+- bare follow-ups ("why not", "how so", "what happened next") ask about what the previous answer said
+  ("who was fourth" → "Moretti" → "Why was Moretti fourth?").
+
+The words these readings turn on (pronouns, leads, closed classes) are data: bot/lang/."""
 
 import re
 
-from bot.answer.language import COUNTRIES, DEMONYMS, MEDALS, MONTHS, NUMBER_WORDS, ORDINALS, WEEKDAYS
+from bot.lang import alternatives, vocabulary
 from bot.types import Turn
 from index.text import parse
 
-# Closed classes: a fragment naming one member ("what about gold?") swaps the member the question named.
-CLOSED_CLASS = MEDALS | ORDINALS | WEEKDAYS | MONTHS | set(NUMBER_WORDS) | set(COUNTRIES) | set(DEMONYMS)
-PERSON_PRONOUNS = {"she", "he", "her", "him", "his", "hers"}
-THING_PRONOUNS = {"that", "it", "this"}
+VOCABULARY = vocabulary()
+# Closed classes: a fragment naming one member ("what about friday?") swaps the member the question named. English
+# ones and the domains' (bot/lang/domains/).
+CLOSED_CLASS = frozenset().union(
+    *VOCABULARY.closed_classes.values(),
+    VOCABULARY.ordinals,
+    VOCABULARY.weekdays,
+    VOCABULARY.months,
+    VOCABULARY.number_words,
+    VOCABULARY.countries,
+    VOCABULARY.demonyms,
+)
+PERSON_PRONOUNS = VOCABULARY.person_pronouns
+THING_PRONOUNS = VOCABULARY.thing_pronouns
+WH_WORDS = VOCABULARY.wh_words
 FOLLOW_UP_LEAD = re.compile(
-    r"^\s*(?:(?:ok|okay|right|well|so)\b[\s,]*)?(?:and what about|and how about|what about|how about|and|but|also|so|then)\b"
+    rf"^\s*(?:(?:{alternatives(VOCABULARY.follow_up_interjections)})\b[\s,]*)?"
+    rf"(?:{alternatives(VOCABULARY.follow_up_leads)})\b"
     r"[\s,]*",
     re.IGNORECASE,
 )
-BARE_WHY = re.compile(r"^\s*(?:and\s+)?(?:why|why not|how come|how so|for what reason)\s*\??\s*$", re.IGNORECASE)
-QUESTION_WORDS = {"who", "whom", "whose", "what", "which", "when", "where", "why", "how"}
-SHORT_ANSWER_WORDS = 6  # a phrase answer ("Sakamoto [1].") can stand in for the question's wh-word
+BARE_WHY = re.compile(rf"^\s*(?:and\s+)?(?:{alternatives(VOCABULARY.bare_why)})\s*\??\s*$", re.IGNORECASE)
+TOPIC_DETERMINER = re.compile(rf"(?i)(?:{alternatives(VOCABULARY.topic_determiners)})\b")
+LEADING_ARTICLE = re.compile(rf"(?i)^(?:{alternatives(VOCABULARY.articles)})\s+")
+SHORT_ANSWER_WORDS = 6  # a phrase answer ("Moretti [1].") can stand in for the question's wh-word
 MAX_TURNS_BACK = 4  # how many earlier questions are made standalone to read a follow-up
 CITATION_MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 
@@ -37,7 +52,7 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     it is."""
     statement, _, asked = question.rpartition(". ")
     if statement and asked.rstrip().endswith("?"):
-        # "Sakamoto was second after the short program. Where did she end up?": the statement is context
+        # "Moretti led at halfway. Where did he finish?": the statement is context
         history = [*history, Turn(role="user", content=statement + ".")]
         question = asked
     if not any(t.role == "user" for t in history):
@@ -52,9 +67,9 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     lead = FOLLOW_UP_LEAD.match(question)
     rest = question[lead.end() :] if lead else question
     if lead and not _opens_question(rest):
-        # a fragment: "And Glenn?", "and the free skate?", "what about gold?" → the previous question, changed
+        # a fragment: "And Moretti?", "and the final?", "what about friday?" → the previous question, changed
         fragment = rest.strip(" ?.!")
-        if person and not people(fragment):  # "what about her age?" → "Teixeira's age"
+        if person and not people(fragment):  # "what about his coach?" → "Moretti's coach"
             fragment = _replace_pronoun(parse(fragment), person)
         return _swap_into(previous, fragment, people) or _capitalize(f"What about {fragment}?")
     resolved = rest
@@ -63,10 +78,10 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     resolved = _replace_thing(parse(resolved), previous, people)
     if lead and not names_in_question and resolved == rest:
         names = people(previous)
-        if names:  # "And who stepped in later?" after a question about Sakamoto
+        if names:  # "And who came next?" after a question about Moretti
             return f"{_capitalize(resolved.rstrip(' ?'))} ({', '.join(names)})?"
     if resolved == question and not names_in_question and person and len(doc) <= 4 and _opens_question(question):
-        # "what went wrong?" after a question about Sakamoto: about her still
+        # "what happened next?" after a question about Moretti: about him still
         return f"{_capitalize(question.rstrip(' ?'))} for {person}?"
     return _capitalize(resolved)
 
@@ -92,8 +107,8 @@ def _last_person(history: list[Turn], people) -> str | None:
 
 
 def _replace_pronoun(doc, person: str) -> str:
-    """The first third-person pronoun becomes the person ("her short program" → "Glenn's short program"); later
-    ones may mean someone else ("what did she say to him?"). spaCy tells possessive "her" (PRP$) from object."""
+    """The first third-person pronoun becomes the person ("her first race" → "Figueroa's first race"); later ones may
+    mean someone else ("what did she give him?"). spaCy tells possessive "her" (PRP$) from object."""
     for t in doc:
         if t.lower_ in PERSON_PRONOUNS:
             name = f"{person}'s" if t.tag_ == "PRP$" else person
@@ -102,8 +117,8 @@ def _replace_pronoun(doc, person: str) -> str:
 
 
 def _replace_thing(doc, previous: str, people) -> str:
-    """ "when was that" → "when was the short program": a pronoun standing for a thing (not a determiner, "that
-    race") becomes the thing the previous question was about."""
+    """ "where did that happen" → "where did the final happen": a pronoun standing for a thing (not a determiner,
+    "that race") becomes the thing the previous question was about."""
     thing = _topic(previous, people)
     for t in doc:
         if t.lower_ in THING_PRONOUNS and t.dep_ != "det" and t.pos_ == "PRON" and thing:
@@ -112,13 +127,13 @@ def _replace_thing(doc, previous: str, people) -> str:
 
 
 def _topic(question: str, people) -> str:
-    """The last noun phrase of a question that is neither a question word, a pronoun nor a person: "the short
-    program" in "Where was Sakamoto after the short program?"; after a possessive only what is owned ("Glenn's
-    short program" → "short program")."""
+    """The last noun phrase of a question that is neither a question word, a pronoun nor a person: "the final" in
+    "Where was Moretti after the final?"; after a possessive only what is owned ("Figueroa's first race" → "first
+    race")."""
     chunks = [
         c
         for c in parse(question).noun_chunks
-        if c.root.pos_ in {"NOUN", "PROPN"} and c.root.lower_ not in QUESTION_WORDS and not people(c.text)
+        if c.root.pos_ in {"NOUN", "PROPN"} and c.root.lower_ not in WH_WORDS and not people(c.text)
     ] or [
         c[i + 1 :]
         for c in parse(question).noun_chunks
@@ -129,9 +144,9 @@ def _topic(question: str, people) -> str:
 
 
 def _swap_into(question: str, fragment: str, people) -> str | None:
-    """Put the fragment where its like stood in the previous question: a person for a person ("and Glenn?"), a
-    medal or placing for one ("what about gold?"), else a noun phrase for the question's topic ("and the free
-    skate?")."""
+    """Put the fragment where its like stood in the previous question: a person for a person ("and Moretti?"), a
+    member of a closed class for one ("what about friday?", "and the third?"), else a noun phrase for the question's
+    topic ("and the final?")."""
     new_people, old_people = people(fragment), people(question)
     if new_people and fragment.strip() == new_people[0]:
         return question.replace(old_people[0], new_people[0], 1) if old_people else None
@@ -143,20 +158,20 @@ def _swap_into(question: str, fragment: str, people) -> str | None:
         return question[: m.start()] + closed[0] + question[m.end() :]
     topic = _topic(question, people)
     if topic and fragment and not _opens_question(fragment):
-        if not re.match(r"(?i)(?:the|a|an|this|that|his|her|their)\b", topic):
-            fragment = re.sub(r"(?i)^(?:the|a|an)\s+", "", fragment)  # "Glenn's short program" → "Glenn's free skate"
+        if not TOPIC_DETERMINER.match(topic):
+            fragment = LEADING_ARTICLE.sub("", fragment)  # "Figueroa's first race" → "Figueroa's last race"
         return question.replace(topic, fragment, 1)
     return None
 
 
 def _why(previous: str, answer: str) -> str | None:
-    """ "why?" after "Who got silver?" answered "Sakamoto [1]." → "Why did Sakamoto get silver?"."""
+    """A bare why after "Who was fourth?" answered "Moretti [1]." → "Why was Moretti fourth?"."""
     doc = parse(previous.rstrip(" ?"))
     phrase = re.sub(r"\s*\[\d+\]", "", answer).strip(" .")
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
         return None
-    wh = next((t for t in doc if t.lower_ in QUESTION_WORDS), None)
+    wh = next((t for t in doc if t.lower_ in WH_WORDS), None)
     short = phrase and len(phrase.split()) <= SHORT_ANSWER_WORDS and "doesn't say" not in phrase
     if wh is not None and wh.dep_ in {"nsubj", "nsubjpass"} and short:
         rest = doc[root.i + 1 :].text
@@ -164,15 +179,15 @@ def _why(previous: str, answer: str) -> str | None:
             return f"Why {root.text} {phrase} {rest}?".replace("  ", " ")
         return f"Why did {phrase} {root.lemma_} {rest}?".replace("  ", " ")
     if wh is not None and wh.i == 0 and wh.lower_ == "how" and len(doc) > 1 and doc[1].pos_ in {"ADJ", "ADV"}:
-        return None  # "How old is she?" has no why
+        return None  # "How tall is he?" has no why
     if wh is not None and wh.i == 0:
-        return f"Why {doc[1:].text}?"  # "How did Glenn's short program go?" → "Why did Glenn's short program go?"
+        return f"Why {doc[1:].text}?"  # "How did Figueroa's first race go?" → "Why did Figueroa's first race go?"
     return f"Why {previous[:1].lower()}{previous[1:].rstrip(' ?')}?"
 
 
 def _opens_question(text: str) -> bool:
     first = text.split(None, 1)[0].lower() if text.split() else ""
-    return first in QUESTION_WORDS or first in {"is", "was", "are", "were", "did", "does", "do", "has", "had", "can"}
+    return first in WH_WORDS or first in VOCABULARY.follow_up_auxiliaries
 
 
 def _capitalize(text: str) -> str:

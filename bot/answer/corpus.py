@@ -142,4 +142,3 @@ class Corpus:
         """The sentence and the one before it, which often holds the subject of "she", "he", "it"."""
         sents = self.sentences[s.path]
         return " ".join(x.text for x in sents[max(0, s.index - 1) : s.index + 1])
-

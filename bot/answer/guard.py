@@ -10,10 +10,10 @@ Used after every generative backend. The answer passes when:
 - a sentence that denies something ("not", "never", "n't", a leading "No,") cites a passage that denies something
   too, and the answer speaks of the event, not of "the document" (beyond a leading "According to the article,");
 - most of each sentence's other words (MIN_GROUNDED_TERMS, compared as lemmas) are in the passages it cites:
-  "the short program was interrupted by a team-mate" does not pass on a passage that never says so;
-- when the extractive answerer found a precise phrase ("Silver medal", "25-year-old", "Alysa Liu"), the answer
+  "the final was delayed by a storm" does not pass on a passage that never says so;
+- when the extractive answerer found a precise phrase ("Third place", "27-year-old", "Ana Figueroa"), the answer
   says it too: of the phrase's words that the question does not already hold, at least one (every number among
-  them) is in the answer. "Sakamoto won the gold medal" does not pass where the documents say silver.
+  them) is in the answer. "Moretti won the final" does not pass where the documents say he came third.
 Otherwise the extractive answer is returned, with `guard="fallback"` and the reason logged.
 
 A passing answer keeps the answer object's contract: its `[n]` are renumbered 1, 2, … in order of first use and
@@ -28,35 +28,36 @@ from dataclasses import dataclass
 
 from bot.answer.generative import Generation
 from bot.answer.language import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, term, terms_of, words
+from bot.lang import alternatives, vocabulary
 from bot.types import Draft, Passage, Sentence, Span
 
 log = logging.getLogger(__name__)
 
+VOCABULARY = vocabulary()  # the guard's words: bot/lang/en/guard.toml
+LABEL = f"(?:{alternatives(VOCABULARY.citation_labels)})"
+DOCUMENTS = "(?:" + "|".join(f"{noun}s?" for noun in VOCABULARY.document_nouns) + ")"  # "documents?|passages?|…"
 # "[1]", "[1, 3]", "[Document 2]", "[doc 2; 3]"
-MARKER = re.compile(
-    r"\[\s*(?:(?:document|doc|passage|source)\s*)?\d+(?:\s*[,;]\s*(?:(?:document|doc|passage|source)\s*)?\d+)*\s*\]",
-    re.IGNORECASE,
-)
+MARKER = re.compile(rf"\[\s*(?:{LABEL}\s*)?\d+(?:\s*[,;]\s*(?:{LABEL}\s*)?\d+)*\s*\]", re.IGNORECASE)
 NOT_IN_DOCUMENTS = re.compile(
-    r"\bnot (?:in|found in|contained in|mentioned in) (?:the |these |any )?(?:documents?|passages?|articles?|texts?)\b"
-    r"|\b(?:documents?|passages?|articles?|texts?)\s+(?:do(?:es)?\s+not|don['’]t|doesn['’]t)\s+"
+    rf"\bnot (?:in|found in|contained in|mentioned in) (?:the |these |any )?{DOCUMENTS}\b"
+    rf"|\b{DOCUMENTS}\s+(?:do(?:es)?\s+not|don['’]t|doesn['’]t)\s+"
     r"(?:say|mention|contain|state|include|provide|specify|tell)"
     r"|\bno (?:information|mention) (?:about|of|on)\b|\b(?:is|are|was|were) not (?:mentioned|stated|specified)\b"
     r"|\bcannot (?:be )?(?:answer|determine|find)",
     re.IGNORECASE,
 )
 MIN_GROUNDED_TERMS = 0.6  # share of a sentence's content words (3 or more) that its cited passages must hold
-NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot)\b|n['’]t\b", re.IGNORECASE)
-META = re.compile(r"\b(?:the|this|that|these|a|an|each|given|one)\s+(?:documents?|passages?|articles?|texts?)\b", re.I)
+NEGATION = re.compile(rf"\b(?:{alternatives(VOCABULARY.negations)})\b|n['’]t\b", re.IGNORECASE)
+META = re.compile(rf"\b(?:the|this|that|these|a|an|each|given|one)\s+{DOCUMENTS}\b", re.I)
 ACCORDING_TO = re.compile(
-    r"^(?:according to|as stated in|in) (?:the|this) (?:documents?|passages?|articles?|texts?)"
+    rf"^(?:according to|as stated in|in) (?:the|this) {DOCUMENTS}"
     r"(?:\s*\[\d+\])?\s*,\s*",
     re.IGNORECASE,
 )
 ORDINAL_VALUES = ORDINAL_NUMBERS
 NUMBER_WORD_VALUES = {w: v for w, v in NUMBER_WORDS.items() if w != "one"}  # "one of the…" is rarely a count
 # Capitalized words that open a sentence without being names
-OPENERS = {"yes", "no", "sure", "answer", "although", "however", "also", "according", "both", "neither", "after"}
+OPENERS = VOCABULARY.guard_openers
 DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
 WORD = re.compile(r"[^\W\d_][\w'’-]*")
 DOUBLE_QUOTED = re.compile(r"[\"“”„]([^\"“”„]{2,}?)[\"“”]")
@@ -190,7 +191,7 @@ def disagrees(text: str, extractive: Draft, question: str) -> str | None:
 
 
 def extracted_phrase(extractive: Draft) -> str:
-    """The phrase of a phrase answer ("Silver medal [1]." quoting the sentence that holds "silver medal")."""
+    """The phrase of a phrase answer ("Third place [1]." quoting the sentence that holds "third place")."""
     if extractive.phrase:
         return extractive.phrase
     m = re.fullmatch(r"(.+) \[1\]\.", extractive.text)  # a sentence answer ends "… [1]", a phrase "… [1]."
@@ -201,7 +202,7 @@ def extracted_phrase(extractive: Draft) -> str:
 
 
 def split_claims(text: str) -> list[Claim]:
-    """The answer's sentences, each with the markers that follow it ("won gold. [1]" cites [1] too)."""
+    """The answer's sentences, each with the markers that follow it ("came third. [1]" cites [1] too)."""
     parts = re.split(r"(?<=[.!?…])\s+(?=[^\s\[])|(?<=\])\s+(?=[A-Z“\"‘])", text)
     claims = []
     for part in parts:
@@ -234,7 +235,7 @@ def quoted(sentence: str) -> list[str]:
 
 
 def names(sentence: str, words: list[tuple[str, int]]) -> list[str]:
-    """Runs of capitalized words ("Kaori Sakamoto", "Team USA"), without a leading "The", "She", "Yes", …"""
+    """Runs of capitalized words ("Ana Figueroa", "Team GB"), without a leading "The", "She", "Yes", …"""
     groups: list[list[tuple[str, int]]] = []
     for w, pos in words:
         base = re.sub(r"['’]s$", "", w)
@@ -249,7 +250,7 @@ def names(sentence: str, words: list[tuple[str, int]]) -> list[str]:
         else:
             groups.append([(base, pos)])
         if base != w:
-            groups.append([])  # a possessive ends the name: "Japan's Kaori Sakamoto" is two names
+            groups.append([])  # a possessive ends the name: "Spain's Ana Figueroa" is two names
     return [" ".join(w for w, _ in g) for g in groups if g]
 
 
@@ -308,7 +309,7 @@ def cited_draft(text: str, passages: list[Passage], sentences_in: Callable[[Pass
         return "".join(f"[{renumber[int(n)]}]" for n in dict.fromkeys(re.findall(r"\d+", m.group())))
 
     text = MARKER.sub(rewrite, text)
-    text = re.sub(r"([.!?])\s*((?:\[\d+\])+)", r" \2\1", text)  # "won gold. [1]" → "won gold [1]."
+    text = re.sub(r"([.!?])\s*((?:\[\d+\])+)", r" \2\1", text)  # "came third. [1]" → "came third [1]."
     return Draft(text, False, quotes)
 
 

@@ -1,4 +1,4 @@
-"""Questions as people type them: "who's kaori sakamotto" → "Who is Kaori Sakamoto?".
+"""Questions as people type them: "who's ana figeroa" → "Who is Ana Figueroa?".
 
 The documents' own names (spaCy's entities, stored at indexing) and words are the dictionary. A question's words
 and word groups are matched against it case-insensitively, without accents and with typo tolerance (rapidfuzz),
@@ -10,26 +10,24 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
-from spacy.lang.en.stop_words import STOP_WORDS
 
+from bot.lang import alternatives, vocabulary
 from bot.types import Span
 from index.text import ParsedSentence, parse
 
 log = logging.getLogger(__name__)
 
-LEXICON_DIR = Path(__file__).parent / "lexicon"
-PERSON_VERBS = {
-    line.strip() for line in (LEXICON_DIR / "person_verbs.txt").read_text().splitlines() if line.strip()[:1].isalpha()
-}
-PERSON_NOUNS = {
-    line.strip() for line in (LEXICON_DIR / "person_nouns.txt").read_text().splitlines() if line.strip()[:1].isalpha()
-}
-PERSON_OBJECT_VERBS = {"console", "comfort", "thank", "beat", "help", "congratulate", "hug", "defeat", "carry"}
-NUMERIC_LABELS = {"DATE", "TIME", "MONEY", "CARDINAL", "ORDINAL", "PERCENT", "QUANTITY"}
+VOCABULARY = vocabulary()
+STOP_WORDS = VOCABULARY.english_stop_words  # spaCy's, unchanged: the name finder's test of a common word
+# Words that tell a name is a person's (bot/lang/en/people.toml, with the domains' additions)
+PERSON_VERBS = VOCABULARY.person_verbs
+PERSON_NOUNS = VOCABULARY.person_nouns
+PERSON_OBJECT_VERBS = VOCABULARY.person_object_verbs
+NAME_LABELS = VOCABULARY.name_labels
+NUMERIC_LABELS = VOCABULARY.numeric_labels
 
 NAME_MIN_SCORE = 85  # rapidfuzz ratio for a typed name: "glen" ~ "Glenn" (89), "sakamotto" ~ "Sakamoto" (94)
 LONG_WORD_CHARS = 8  # other words are corrected by one edit, or two from this length on
@@ -37,41 +35,21 @@ WORD_PAIR_MIN_SCORE = 75  # each typed word of a name against the name's word: "
 MIN_PARTICLE_USES = 2
 MIN_FUZZY_CHARS = 4  # shorter words must match exactly (after case and accents)
 MAX_NAME_WORDS = 4
-# Contractions a chat question uses; the pipeline tokenizes them but the answerer reads whole words.
+# Contractions a chat question uses; the pipeline tokenizes them but the answerer reads whole words
+# (bot/lang/en/contractions.toml).
 CONTRACTIONS = [
-    (re.compile(r"\b(who|what|where|when|why|how|which|that|there|it|he|she)(?:'s|’s|s)\b(?=\s|$|\?)", re.I), r"\1 is"),
-    (re.compile(r"\b(who|what|where|when|why|how)(?:'d|’d)\b", re.I), r"\1 did"),
-    (re.compile(r"\b(how\s+[a-z]+)(?:'s|’s)\b", re.I), r"\1 is"),  # "how old's she"
-    (re.compile(r"\b(who|what|where|when|why|how)(?:'re|’re)\b", re.I), r"\1 are"),
+    (
+        re.compile(rf"\b({alternatives(VOCABULARY.contracted_is)})(?:'s|’s|s)\b(?=\s|$|\?)", re.I),
+        r"\1 is",
+    ),
+    (re.compile(rf"\b({alternatives(VOCABULARY.contracted_did)})(?:'d|’d)\b", re.I), r"\1 did"),
+    (re.compile(r"\b(how\s+[a-z]+)(?:'s|’s)\b", re.I), r"\1 is"),  # "how tall's he"
+    (re.compile(rf"\b({alternatives(VOCABULARY.contracted_are)})(?:'re|’re)\b", re.I), r"\1 are"),
 ]
-# The plain forms the contraction pattern above would otherwise take for "what's" without an apostrophe.
-NOT_CONTRACTED = {"its", "hes", "shes", "thats", "theres", "whos", "whats", "hows", "wheres", "whens", "whys"}
-QUESTION_START = {
-    "who",
-    "whom",
-    "whose",
-    "what",
-    "which",
-    "when",
-    "where",
-    "why",
-    "how",
-    "is",
-    "was",
-    "are",
-    "were",
-    "did",
-    "does",
-    "do",
-    "has",
-    "have",
-    "had",
-    "can",
-    "could",
-    "will",
-    "would",
-    "should",
-}
+# The forms the first pattern takes without an apostrophe ("whats") that are contractions: not "its".
+WITHOUT_APOSTROPHE = VOCABULARY.contracted_without_apostrophe
+# A typed question opening with one of these gets its question mark.
+QUESTION_START = VOCABULARY.wh_words | VOCABULARY.question_auxiliaries
 
 
 def _trie_pattern(names: Iterable[str]) -> str:
@@ -109,7 +87,7 @@ class Lexicon:
         sentences_list = list(sentences)
         for text, parsed in sentences_list:
             for e in parsed.entities:
-                if e.label in {"PERSON", "NORP", "GPE", "ORG", "EVENT", "FAC", "LOC", "WORK_OF_ART", "PRODUCT"}:
+                if e.label in NAME_LABELS:
                     surface = re.sub(r"['’]s$", "", text[e.start : e.end]).strip()
                     names.setdefault(fold(surface), Counter())[surface] += 1
                     for part in surface.split() if e.label == "PERSON" else []:  # "Kaori", "Sakamoto" too
@@ -149,7 +127,7 @@ class Lexicon:
         return found
 
     def link(self, question: str) -> str:
-        """The question with its names and words spelled as the documents spell them, and "the arbiter" named
+        """The question with its names and words spelled as the documents spell them, and "the director" named
         when the documents give that role to one person."""
         text = self._name_roles(expand_contractions(question.strip()))
         tokens = list(parse(text))
@@ -177,8 +155,8 @@ class Lexicon:
         return text
 
     def _name_roles(self, text: str) -> str:
-        """ "what did the arbiter say" → "what did Mehmet Öztürk say" (the one chief arbiter the documents name);
-        not "the coach of Marchand", whose coach that is being the question."""
+        """ "what did the director decide" → "what did Ana Figueroa decide" (the one festival director the documents
+        name); not "the coach of Figueroa", whose coach that is being the question."""
         if not self.roles:
             return text
         roles = "|".join(re.escape(r) for r in sorted(self.roles, key=len, reverse=True))
@@ -201,7 +179,7 @@ class Lexicon:
             edges_open = run[0].lower_ not in STOP_WORDS and run[-1].lower_ not in STOP_WORDS
             if surface is None and len(key) >= MIN_FUZZY_CHARS and edges_open:
                 best = process.extractOne(key, self._long_names, scorer=fuzz.ratio, score_cutoff=NAME_MIN_SCORE)
-                # word for word: "de la fuenta" ~ "de la Fuente", but "is van der berg" is not "Anaïs Van der Berg"
+                # word for word: "de la torra" ~ "de la Torre", but "is van der meer" is not "Inès Van der Meer"
                 if best and _word_for_word(key.split(), best[0].split()):
                     surface = self.names[best[0]]
             if surface and surface != typed:
@@ -365,4 +343,4 @@ def expand_contractions(text: str) -> str:
 
 def _contracted(m: re.Match) -> bool:
     word = m.group().lower().replace("’", "'")
-    return "'" in word or word in NOT_CONTRACTED - {"its"}
+    return "'" in word or word in WITHOUT_APOSTROPHE
