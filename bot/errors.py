@@ -1,45 +1,72 @@
 """The errors a caller of the bot (the CLI, the API, the chat) may catch, in one place.
 
-`index` knows nothing of `bot`, so the errors raised down there are defined there and re-exported here: `ui/`
-imports them from this module and never from `index/`.
+They form one tree (`index.errors`): `EventbotError` with the branches `InputError` (what the user or client gave
+is wrong), `UnavailableError` (a service or store is down or not ready) and `SetupError` (the installation or
+configuration cannot work). `index` knows nothing of `bot`, so the tree and the errors raised down there are
+defined there and re-exported here: `ui/` imports errors from this module and never from `index/`.
+
+Two errors stay beside the commands that raise them, since importing them here would load what they need:
+`bot.eval.running.EvaluationError` and `bot.training.fine_tune.CheckpointError`, both `InputError`s.
 """
 
+from index.errors import (
+    ConflictError,
+    EventbotError,
+    InputError,
+    NotFoundError,
+    PermissionDeniedError,
+    SetupError,
+    TooLargeError,
+    UnavailableError,
+    UnsupportedError,
+)
 from index.loaders import DocumentLoadError, FileTooLargeError, UnsupportedTypeError
+from index.pdf import PdfTextError
 from index.store import StoreUnavailableError
 
 __all__ = [
+    "ConflictError",
     "DocumentConflictError",
     "DocumentLoadError",
     "DocumentNotFoundError",
+    "EventbotError",
     "FileTooLargeError",
+    "InputError",
     "LLMSetupError",
+    "NotFoundError",
     "NotReadyError",
+    "PdfTextError",
+    "PermissionDeniedError",
     "QuestionError",
+    "SetupError",
     "StoreUnavailableError",
+    "TooLargeError",
+    "UnavailableError",
+    "UnsupportedError",
     "UnsupportedTypeError",
     "UploadsOffError",
 ]
 
 
-class QuestionError(ValueError):
+class QuestionError(InputError, ValueError):
     """The question (or its history) is not something we can answer: empty, too long, malformed."""
 
 
-class LLMSetupError(RuntimeError):
+class LLMSetupError(SetupError, RuntimeError):
     """The configured LLM cannot be used at all (missing extra, no model, bad GGUF path): a one-line reason."""
 
 
-class NotReadyError(Exception):
+class NotReadyError(UnavailableError):
     """The served bot has not answered its warm-up question yet."""
 
 
-class DocumentConflictError(Exception):
+class DocumentConflictError(ConflictError):
     """A change to the documents that clashes with what is indexed: a name already there, the last document."""
 
 
-class DocumentNotFoundError(Exception):
+class DocumentNotFoundError(NotFoundError):
     """No indexed document has that name."""
 
 
-class UploadsOffError(Exception):
+class UploadsOffError(PermissionDeniedError):
     """Documents may not be changed through the server: no API key, and `EVENTBOT_UPLOADS` is not on."""

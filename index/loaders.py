@@ -9,22 +9,23 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 from langchain_core.documents import Document
 
+from index.errors import InputError, TooLargeError, UnsupportedError
 from index.pdf import PdfTextError, pdf_text
 
 SUPPORTED_SUFFIXES = {".txt", ".md", ".markdown", ".html", ".htm", ".pdf"}
 BINARY_SHARE = 0.01  # a "text" file with more control characters than this (or any NUL) is binary
 
 
-class DocumentLoadError(Exception):
+class DocumentLoadError(InputError):
     """A path given to the indexer is missing, unreadable or of a type we do not read; a file that cannot be
     read as a document (empty, binary, invalid UTF-8, a PDF without text)."""
 
 
-class UnsupportedTypeError(DocumentLoadError):
+class UnsupportedTypeError(DocumentLoadError, UnsupportedError):
     """A file of a type we do not read (by its name's suffix)."""
 
 
-class FileTooLargeError(DocumentLoadError):
+class FileTooLargeError(DocumentLoadError, TooLargeError):
     """A file over the size limit (EVENTBOT_MAX_FILE_BYTES)."""
 
 

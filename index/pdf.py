@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from index.errors import InputError
+
 SENTENCE_END = re.compile(r"[.!?:;…][\"'’”)\]]*$")
 HYPHENATED = re.compile(r"[^\W\d_]-$")  # a letter, then a hyphen at the end of the line
 DIGITS = re.compile(r"\d+")
@@ -19,7 +21,7 @@ PAGE_NUMBER = re.compile(r"^(page\s*)?#(\s*(/|of)\s*#)?$", re.I)  # "3", "Page 3
 SHORT_LINE = 0.8  # a line ending a sentence and shorter than this share of the page's longest ends a paragraph
 
 
-class PdfTextError(Exception):
+class PdfTextError(InputError):
     """The PDF cannot be read for text: damaged, encrypted, or images only."""
 
 

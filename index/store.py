@@ -19,6 +19,7 @@ from langchain_core.embeddings import Embeddings
 from tqdm import tqdm
 
 from index.chunking import attach_sentences, split_documents
+from index.errors import UnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ INDEX_FILE = "chroma.sqlite3"  # what Chroma writes in an index folder; named no
 T = TypeVar("T")
 
 
-class StoreUnavailableError(Exception):
+class StoreUnavailableError(UnavailableError):
     """The store cannot be opened or read (no index yet, server down)."""
 
 

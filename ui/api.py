@@ -7,7 +7,7 @@
 - `POST /api/documents`, `GET /api/documents`, `DELETE /api/documents/{name}` — the documents answered from.
 
 When `EVENTBOT_API_KEY` is set, `/api/*` and `/v1/*` need `Authorization: Bearer <key>`.
-Errors are JSON `{"detail": …}`: 4xx for what the client got wrong, 503 when the index cannot be read.
+Errors are JSON `{"detail": …}`: 4xx for what the client got wrong, 503 when the index cannot be read (ui.errors).
 """
 
 import json
@@ -20,10 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
-import httpx
 from fastapi import APIRouter, Body, Depends, FastAPI, File, Request, UploadFile
-from fastapi.encoders import jsonable_encoder
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -34,41 +31,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.errors import (
-    DocumentConflictError,
-    DocumentLoadError,
-    DocumentNotFoundError,
-    FileTooLargeError,
-    NotReadyError,
-    QuestionError,
-    StoreUnavailableError,
-    UnsupportedTypeError,
-    UploadsOffError,
-)
+from bot.errors import NotReadyError, QuestionError, UnavailableError, UploadsOffError
 from bot.library import Library, Upload, documents
 from bot.served import ServedBot
 from bot.service import EventBot, check_question
 from bot.settings import Settings
 from bot.types import Answer, Citation, Turn
+from ui.errors import ERROR_RESPONSES, detail_of, install_error_handlers, status_of
 
 log = logging.getLogger(__name__)
 
 MODEL_ID = "eventbot"
-
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    400: {"description": "The body cannot be read at all (not UTF-8 text)"},
-    401: {"description": "Missing or wrong API key (only when `EVENTBOT_API_KEY` is set)"},
-    413: {"description": "The request body is over `EVENTBOT_MAX_BODY_BYTES`"},
-    422: {"description": "The request is malformed: bad JSON, wrong types, empty or over-long question or history"},
-    429: {
-        "description": "Too many requests from this client (`EVENTBOT_RATE_LIMIT` a minute); `Retry-After` says "
-        "when to try again"
-    },
-    503: {
-        "description": "The index cannot be read (not built yet, the Chroma server down or stalled past "
-        "`EVENTBOT_STORE_TIMEOUT_S`)"
-    },
-}
 
 
 # ---------------------------------------------------------------------------------------------- plumbing
@@ -93,62 +66,6 @@ def require_api_key(
         raise StarletteHTTPException(
             401, "missing or wrong API key: send `Authorization: Bearer <key>`", headers={"WWW-Authenticate": "Bearer"}
         )
-
-
-def store_reason(exc: StoreUnavailableError) -> str:
-    """Why the store could not be read, saying so plainly when it was a timeout."""
-    cause = exc.__cause__
-    while cause is not None and not isinstance(cause, httpx.TimeoutException | TimeoutError):
-        cause = cause.__cause__
-    if cause is not None and "EVENTBOT_STORE_TIMEOUT_S" not in str(exc):
-        return f"{exc} (the store did not answer within EVENTBOT_STORE_TIMEOUT_S)"
-    return str(exc)
-
-
-def install_error_handlers(app: FastAPI) -> None:
-    """Every error is JSON `{"detail": …}`: 422 for a bad question, 503 for an unreadable index, 500 (logged) for
-    a fault of the server itself."""
-
-    @app.exception_handler(QuestionError)
-    async def question_error(request: Request, exc: QuestionError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=422)
-
-    for error, status in DOCUMENT_ERROR_STATUS.items():
-        app.add_exception_handler(error, one_line(status))
-
-    @app.exception_handler(StoreUnavailableError)
-    async def store_unavailable(request: Request, exc: StoreUnavailableError) -> JSONResponse:
-        return JSONResponse({"detail": store_reason(exc)}, status_code=503)
-
-    @app.exception_handler(Exception)
-    async def server_fault(request: Request, exc: Exception) -> JSONResponse:
-        # Starlette re-raises it after this response, so uvicorn logs the traceback
-        return JSONResponse({"detail": f"internal error ({type(exc).__name__}); see the server log"}, status_code=500)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's shape ({"detail": [{"loc", "msg", "type"}]}) without echoing the (possibly huge) input
-        errors = [
-            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()
-        ]
-        return JSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
-
-
-DOCUMENT_ERROR_STATUS: dict[type[Exception], int] = {
-    UploadsOffError: 403,
-    DocumentNotFoundError: 404,
-    DocumentConflictError: 409,
-    FileTooLargeError: 413,
-    UnsupportedTypeError: 415,
-    DocumentLoadError: 422,  # empty, binary, invalid UTF-8, a PDF without text, a name with a folder, too many files
-}
-
-
-def one_line(status: int) -> Callable:
-    async def handler(request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": " ".join(str(exc).split())}, status_code=status)
-
-    return handler
 
 
 class BodySizeLimit:
@@ -266,10 +183,9 @@ def healthz(bot: Annotated[ServedBot, Depends(get_bot)]) -> Any:
     cannot be read. Needs no API key."""
     try:
         return Health(**bot.health())
-    except NotReadyError as exc:
-        return JSONResponse({"status": "starting", "detail": str(exc)}, status_code=503)
-    except StoreUnavailableError as exc:
-        return JSONResponse({"status": "degraded", "detail": store_reason(exc)}, status_code=503)
+    except UnavailableError as exc:  # not warmed up yet, or the store cannot be read
+        status = "starting" if isinstance(exc, NotReadyError) else "degraded"
+        return JSONResponse({"status": status, "detail": detail_of(exc)}, status_code=status_of(exc))
 
 
 # ---------------------------------------------------------------------------------------------- /api/ask

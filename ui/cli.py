@@ -1,36 +1,81 @@
 """The `eventbot` command. The only module that prints; everything else logs."""
 
+import functools
 import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "Loading weights" bar on every start
 
-app = typer.Typer(help="Answers questions about an event from the documents that describe it.",
-                  no_args_is_help=True, add_completion=False)
+
+def exit_code(exc: BaseException) -> int | None:
+    """The exit code of a command failing with `exc`: that of its branch of the error tree (bot.errors), None for
+    an exception outside the tree (a bug: its traceback is shown). DESIGN.md: 2 with a one-line reason, for all
+    that the user can do something about (a bad question or option, no index yet, an unreadable file, a server
+    down, an LLM not set up)."""
+    from bot.errors import InputError, SetupError, UnavailableError
+
+    codes = {InputError: 2, UnavailableError: 2, SetupError: 2}
+    return next((codes[cls] for cls in type(exc).__mro__ if cls in codes), None)
 
 
-def fail(message: str) -> None:
-    """A user error: one line on stderr, exit code 2."""
-    typer.echo(f"eventbot: {message}", err=True)
-    raise typer.Exit(2)
+def print_error(exc: BaseException) -> None:
+    typer.echo(f"eventbot: {exc}", err=True)
+
+
+def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The CLI's one error handler: an error of the tree ends the command with one line on stderr and its exit
+    code."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except Exception as exc:
+            code = exit_code(exc)
+            if code is None:
+                raise
+            print_error(exc)
+            raise typer.Exit(code) from None
+
+    return run
+
+
+class Cli(typer.Typer):
+    """Typer, with every command wrapped in `reports_errors`."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        register = super().command(*args, **kwargs)
+        return lambda command: register(reports_errors(command))
+
+
+app = Cli(
+    help="Answers questions about an event from the documents that describe it.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def fail(message: str) -> NoReturn:
+    """A user error found by the CLI itself (options that do not go together, a port taken): one line on stderr,
+    exit code 2, through `reports_errors` like any other."""
+    from bot.errors import InputError
+
+    raise InputError(message)
 
 
 def open_bot():
-    from bot.errors import LLMSetupError, StoreUnavailableError
     from bot.service import EventBot
     from bot.settings import Settings
 
-    try:
-        return EventBot(Settings())
-    except (StoreUnavailableError, LLMSetupError) as exc:
-        fail(str(exc))
+    return EventBot(Settings())
 
 
 def print_answer(answer) -> None:
@@ -44,8 +89,9 @@ def print_answer(answer) -> None:
 
 @app.callback()
 def main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log what happens.")] = False) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
@@ -56,20 +102,17 @@ def index(
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of counts.")] = False,
 ) -> None:
     """Ingest documents into the index. Unchanged chunks are not embedded again."""
-    from bot.errors import DocumentLoadError, StoreUnavailableError
     from bot.service import build_index
     from bot.settings import Settings
 
-    try:
-        report = build_index(Settings(), paths or None, reset=reset, show_progress=sys.stderr.isatty() or not as_json)
-    except (DocumentLoadError, StoreUnavailableError) as exc:
-        fail(str(exc))
+    r = build_index(Settings(), paths or None, reset=reset, show_progress=sys.stderr.isatty() or not as_json)
     if as_json:
-        typer.echo(json.dumps(report.as_dict()))
+        typer.echo(json.dumps(r.as_dict()))
     else:
-        r = report
-        typer.echo(f"Indexed {r.documents} document(s) into {r.chunks} chunks: {r.added} added, "
-                   f"{r.unchanged} unchanged, {r.removed} removed ({r.seconds:.1f}s).")
+        typer.echo(
+            f"Indexed {r.documents} document(s) into {r.chunks} chunks: {r.added} added, "
+            f"{r.unchanged} unchanged, {r.removed} removed ({r.seconds:.1f}s)."
+        )
 
 
 @app.command()
@@ -78,16 +121,12 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="One answer object per line (JSON Lines).")] = False,
 ) -> None:
     """Answer questions from the indexed documents, citing them."""
-    from bot.errors import QuestionError
     from bot.pages import ask_with_pages
     from bot.service import check_question
     from bot.settings import Settings
 
-    try:
-        for q in questions:  # check all first: a bad question fails before any model loads or output
-            check_question(Settings(), q)
-    except QuestionError as exc:
-        fail(str(exc))
+    for q in questions:  # check all first: a bad question fails before any model loads or output
+        check_question(Settings(), q)
     bot = open_bot()
     for i, q in enumerate(questions):
         answer = ask_with_pages(bot, q)  # a PDF's citations name their pages
@@ -101,30 +140,54 @@ def ask(
 
 @app.command("eval")
 def evaluate(
-    datasets: Annotated[list[Path] | None, typer.Option(
-        "--dataset", help="A JSON Lines question set (repeatable; default: every data/eval/*.jsonl).")] = None,
-    configs: Annotated[list[str] | None, typer.Option(
-        "--config", metavar="NAME=VALUE[,NAME=VALUE]",
-        help="A configuration, e.g. retriever=dense,top_k=6 or answerer=llm (repeatable: run side by side).")] = None,
+    datasets: Annotated[
+        list[Path] | None,
+        typer.Option("--dataset", help="A JSON Lines question set (repeatable; default: every data/eval/*.jsonl)."),
+    ] = None,
+    configs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config",
+            metavar="NAME=VALUE[,NAME=VALUE]",
+            help="A configuration, e.g. retriever=dense,top_k=6 or answerer=llm (repeatable: run side by side).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with all metrics and items.")] = False,
-    report: Annotated[Path | None, typer.Option(
-        "--report", help="Write a Markdown report here, and its accuracy chart next to it (.png).")] = None,
-    squad: Annotated[Path | None, typer.Option(
-        "--squad", help="A SQuAD folder (split.json, dev-v2.0.json, dev-v1.1.json): score its questions instead "
-        "of the datasets, with the official SQuAD v2.0 scoring.")] = None,
-    articles: Annotated[list[str] | None, typer.Option(
-        "--articles", metavar="train|heldout|test|TITLE",
-        help="With --squad: the articles to index and ask (repeatable). `test` is first sight only.")] = None,
-    limit: Annotated[int | None, typer.Option(
-        "--limit", min=1, help="With --squad: at most N questions per article, spread evenly over it.")] = None,
-    retrieval_only: Annotated[bool, typer.Option(
-        "--retrieval-only", help="With --squad: only retrieve (hit@k by article and paragraph); answer nothing.")] = False,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Write a Markdown report here, and its accuracy chart next to it (.png)."),
+    ] = None,
+    squad: Annotated[
+        Path | None,
+        typer.Option(
+            "--squad",
+            help="A SQuAD folder (split.json, dev-v2.0.json, dev-v1.1.json): score its questions instead "
+            "of the datasets, with the official SQuAD v2.0 scoring.",
+        ),
+    ] = None,
+    articles: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--articles",
+            metavar="train|heldout|test|TITLE",
+            help="With --squad: the articles to index and ask (repeatable). `test` is first sight only.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="With --squad: at most N questions per article, spread evenly over it."),
+    ] = None,
+    retrieval_only: Annotated[
+        bool,
+        typer.Option(
+            "--retrieval-only", help="With --squad: only retrieve (hit@k by article and paragraph); answer nothing."
+        ),
+    ] = False,
 ) -> None:
     """Score question sets (or SQuAD articles, with --squad) through the same chain as the UI, in fresh temporary
     indexes."""
     from rich.console import Console
 
-    from bot.errors import DocumentLoadError, LLMSetupError, StoreUnavailableError
     from bot.eval import report as eval_report
     from bot.eval import running
 
@@ -139,18 +202,15 @@ def evaluate(
     def progress(line: str) -> None:
         typer.echo(f"eval: {line}", err=True)
 
-    try:
-        if squad is not None:
-            titles = out.resolve_articles(articles or [], squad)
-            configs_ = running.parse_configs(configs or [])
-            run = out.run_squad(squad, titles, configs_, limit, progress=progress, retrieval_only=retrieval_only)
-        else:
-            configs_ = running.parse_configs(configs or [])
-            run = running.run_evaluation(datasets or running.default_datasets(), configs_, progress)
-        if report:
-            out.write_report(run, report)
-    except (running.EvaluationError, DocumentLoadError, StoreUnavailableError, LLMSetupError) as exc:
-        fail(str(exc))
+    if squad is not None:
+        titles = out.resolve_articles(articles or [], squad)
+        configs_ = running.parse_configs(configs or [])
+        run = out.run_squad(squad, titles, configs_, limit, progress=progress, retrieval_only=retrieval_only)
+    else:
+        configs_ = running.parse_configs(configs or [])
+        run = running.run_evaluation(datasets or running.default_datasets(), configs_, progress)
+    if report:
+        out.write_report(run, report)
     if as_json:
         typer.echo(out.to_json(run))
     else:
@@ -181,8 +241,8 @@ def chat() -> None:
             break
         try:
             answer = ask_with_pages(bot, question, history)
-        except QuestionError as exc:
-            typer.echo(f"eventbot: {exc}", err=True)
+        except QuestionError as exc:  # that question only: the conversation goes on
+            print_error(exc)
             continue
         print_answer(answer)
         history += [Turn(role="user", content=question), Turn(role="assistant", content=answer.answer)]
@@ -218,8 +278,10 @@ def serve(
     except OSError as exc:
         fail(f"cannot listen on {host}:{port} ({exc.strerror or exc}): try another --port")
     url = url_of(sock)
-    typer.echo(f"eventbot is ready in {time.perf_counter() - started:.1f}s: chat at {url}/ , API docs at {url}/docs "
-               "(Ctrl-C to stop)")
+    typer.echo(
+        f"eventbot is ready in {time.perf_counter() - started:.1f}s: chat at {url}/ , API docs at {url}/docs "
+        "(Ctrl-C to stop)"
+    )
     server.run(sockets=[sock])
 
 
@@ -238,8 +300,10 @@ def serve_with_workers(host: str, port: int, workers: int) -> None:
     except OSError as exc:
         fail(f"cannot listen on {host}:{port} ({exc.strerror or exc}): try another --port")
     url = url_of(sock)
-    typer.echo(f"eventbot starts {workers} workers at {url}/ (API docs at {url}/docs); /healthz answers 200 once a "
-               "worker is ready (Ctrl-C to stop)")
+    typer.echo(
+        f"eventbot starts {workers} workers at {url}/ (API docs at {url}/docs); /healthz answers 200 once a "
+        "worker is ready (Ctrl-C to stop)"
+    )
     verbose = logging.getLogger().isEnabledFor(logging.INFO)
     serve_workers(sock, workers, log_level="info" if verbose else "warning")
 
@@ -247,56 +311,78 @@ def serve_with_workers(host: str, port: int, workers: int) -> None:
 @app.command("train-reader")
 def train_reader(
     data: Annotated[Path | None, typer.Option("--data", help="The SQuAD folder (split.json, dev-v*.json).")] = None,
-    out: Annotated[Path | None, typer.Option(
-        "--out", help="Where the weights, answerability.json and the model card go (default: the shipped ones).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Where the weights, answerability.json and the model card go (default: the shipped ones)."
+        ),
+    ] = None,
     epochs: Annotated[float, typer.Option("--epochs", help="Passes over the training windows.")] = 1.0,
     limit: Annotated[int | None, typer.Option("--limit", help="At most this many questions (a quick run).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 13,
-    calibrate_only: Annotated[bool, typer.Option(
-        "--calibrate-only", help="Keep the weights in --out; only learn again when to answer.")] = False,
-    refit: Annotated[bool, typer.Option(
-        "--refit", help="With --calibrate-only: fit again on the readings stored in --out (calibration.jsonl); "
-                        "read nothing.")] = False,
-    calibrate: Annotated[bool, typer.Option(
-        "--calibrate/--no-calibrate", help="After training, learn when to answer (and write the model card).")] = True,
+    calibrate_only: Annotated[
+        bool, typer.Option("--calibrate-only", help="Keep the weights in --out; only learn again when to answer.")
+    ] = False,
+    refit: Annotated[
+        bool,
+        typer.Option(
+            "--refit",
+            help="With --calibrate-only: fit again on the readings stored in --out (calibration.jsonl); read nothing.",
+        ),
+    ] = False,
+    calibrate: Annotated[
+        bool,
+        typer.Option(
+            "--calibrate/--no-calibrate", help="After training, learn when to answer (and write the model card)."
+        ),
+    ] = True,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run from its checkpoint.")] = False,
-    checkpoints: Annotated[Path | None, typer.Option(
-        "--checkpoints", help="Where the run's checkpoint goes (default: .eventbot/training, ignored by git).")] = None,
-    checkpoint_minutes: Annotated[float, typer.Option(
-        "--checkpoint-minutes", help="Minutes of training between checkpoints.")] = 8.0,
+    checkpoints: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoints", help="Where the run's checkpoint goes (default: .eventbot/training, ignored by git)."
+        ),
+    ] = None,
+    checkpoint_minutes: Annotated[
+        float, typer.Option("--checkpoint-minutes", help="Minutes of training between checkpoints.")
+    ] = 8.0,
 ) -> None:
     """Fine-tune the installed MiniLM into the span reader (SQuAD train articles + the development sets), then learn
     when to answer from its readings of held-out articles."""
-    from bot.training.calibration import calibrate as learn_when_to_answer
-    from bot.training.card import write_card
     from bot.eval.datasets import SQUAD_DIR
     from bot.reader.model import WEIGHTS_DIR, WEIGHTS_FILE
-    from bot.training.fine_tune import CHECKPOINT_DIR, CheckpointError, TrainConfig, train, training_examples
+    from bot.training.calibration import calibrate as learn_when_to_answer
+    from bot.training.card import write_card
+    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, train, training_examples
 
     squad = data or SQUAD_DIR
     out = out or WEIGHTS_DIR
     if not (squad / "split.json").is_file():
         fail(f"no SQuAD split at {squad}: pass --data DIR (the folder with split.json and dev-v2.0.json)")
     if refit and not (calibrate_only and (out / "calibration.jsonl").is_file()):
-        fail(f"--refit needs --calibrate-only and the readings of an earlier calibration in {out / 'calibration.jsonl'}")
+        fail(
+            f"--refit needs --calibrate-only and the readings of an earlier calibration in {out / 'calibration.jsonl'}"
+        )
     if calibrate_only and not (out / WEIGHTS_FILE).is_file():
         fail(f"no reader weights at {out / WEIGHTS_FILE} to calibrate: train first (without --calibrate-only)")
     if not calibrate_only:
         config = TrainConfig(epochs=epochs, limit=limit, seed=seed, checkpoint_minutes=checkpoint_minutes)
-        try:
-            report = train(config, out, training_examples(config, squad), resume=resume,
-                           checkpoint_dir=checkpoints or CHECKPOINT_DIR)
-        except CheckpointError as e:
-            fail(str(e))
+        report = train(
+            config, out, training_examples(config, squad), resume=resume, checkpoint_dir=checkpoints or CHECKPOINT_DIR
+        )
         first, last = report["losses"][0][1], report["losses"][-1][1]
-        typer.echo(f"Trained {report['steps']} steps on {report['windows']} windows ({report['questions']} questions) "
-                   f"in {report['seconds']:.0f}s; loss {first:.2f} -> {last:.2f}; weights in {out}.")
+        typer.echo(
+            f"Trained {report['steps']} steps on {report['windows']} windows ({report['questions']} questions) "
+            f"in {report['seconds']:.0f}s; loss {first:.2f} -> {last:.2f}; weights in {out}."
+        )
     if not calibrate and not calibrate_only:
         return
     figures = learn_when_to_answer(out, squad, limit, refit=refit)["cross_validated"]
     write_card(out, squad)
-    typer.echo(f"Answerability: AUC {figures['auc']}, answers {figures['answered']:.0%} of {figures['questions']} "
-               f"questions with {figures['wrong']:.1%} wrong (cross-validated by article); {out / 'answerability.json'}.")
+    typer.echo(
+        f"Answerability: AUC {figures['auc']}, answers {figures['answered']:.0%} of {figures['questions']} "
+        f"questions with {figures['wrong']:.1%} wrong (cross-validated by article); {out / 'answerability.json'}."
+    )
 
 
 @app.command()

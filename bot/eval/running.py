@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 from bot.eval.metrics import ItemResult, score_item, summarize_by_kind
 from bot.settings import DEFAULT_CORPUS, Settings
 from bot.types import Answer, Turn
+from index.errors import InputError
 
 if TYPE_CHECKING:
     from bot.service import EventBot
@@ -40,7 +41,7 @@ log = logging.getLogger(__name__)
 DEFAULT_DATASETS_DIR = DEFAULT_CORPUS / "eval"
 
 
-class EvaluationError(ValueError):
+class EvaluationError(InputError, ValueError):
     """Something the user got wrong: a missing or malformed dataset, an unknown configuration name."""
 
 
