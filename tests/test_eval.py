@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.eval.items import EvalItem, EvaluationError, dataset_corpus, load_dataset
 from bot.eval.metrics import (
     abstention_precision_recall,
     citation_supports,
@@ -21,19 +22,7 @@ from bot.eval.metrics import (
     ungrounded_names,
 )
 from bot.eval.report import write_report
-from bot.eval.running import (
-    Config,
-    ConfigRun,
-    DatasetRun,
-    EvalItem,
-    Evaluation,
-    EvaluationError,
-    dataset_corpus,
-    load_dataset,
-    parse_config,
-    parse_configs,
-    settings_for,
-)
+from bot.eval.running import Config, ConfigRun, DatasetRun, Evaluation, parse_config, parse_configs, settings_for
 from bot.types import Answer, Citation, Context, Turn
 from tests.conftest import ROOT, run_cli
 

@@ -56,8 +56,8 @@ from pathlib import Path
 import numpy as np
 
 from bot.eval.distractors import article, write_corpus, write_large_document
+from bot.eval.items import DEFAULT_DATASETS_DIR, EvalItem, load_dataset
 from bot.eval.metrics import score_item
-from bot.eval.running import DEFAULT_DATASETS_DIR, EvalItem, load_dataset
 from bot.settings import DEFAULT_CORPUS, Settings
 
 log = logging.getLogger(__name__)

@@ -33,14 +33,12 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from bot.eval.items import EvalItem
 from bot.types import Answer
-
-if TYPE_CHECKING:
-    from bot.eval.running import EvalItem
 
 MIN_SENTENCE_WORDS = 4  # shorter evidence fragments ("Oh no.") would match unrelated text
 

@@ -75,7 +75,7 @@ def readings(settings: Settings, documents: list[Path], items: list, group: str)
 def squad_rows(settings: Settings, squad_dir: Path, limit: int | None) -> Iterator[dict]:
     """The held-out SQuAD train articles, indexed together (the right paragraph must be found among them); an
     answer is right when it holds a gold answer's words (as `eventbot eval --squad` counts it)."""
-    from bot.eval.running import EvalItem
+    from bot.eval.items import EvalItem
 
     with tempfile.TemporaryDirectory(prefix="eventbot-squad-") as tmp:
         documents, items = [], []
@@ -100,7 +100,7 @@ def squad_rows(settings: Settings, squad_dir: Path, limit: int | None) -> Iterat
 
 def dev_set_rows(settings: Settings, limit: int | None) -> Iterator[dict]:
     """The development sets (single questions and conversations), each set over its own documents."""
-    from bot.eval.running import dataset_corpus, load_dataset
+    from bot.eval.items import dataset_corpus, load_dataset
 
     for path in sorted(DEV_SETS_DIR.glob("*.jsonl")):
         items = load_dataset(path)[:limit]
