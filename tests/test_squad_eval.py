@@ -5,22 +5,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.eval.running import EvaluationError
-from bot.eval.squad import (
-    QuestionResult,
-    SquadQuestion,
-    compute_f1,
-    confidence_auc,
-    document_text,
-    normalize_answer,
-    prediction_of,
-    resolve_articles,
-    sample,
-    score,
-    score_question,
-    summarize,
-)
 from bot.eval.datasets import SQUAD_DIR
+from bot.eval.items import EvaluationError
+from bot.eval.scoring import compute_f1, normalize_answer
+from bot.eval.squad import SquadQuestion, document_text, prediction_of, resolve_articles, sample, score, score_question
+from bot.eval.squad_report import QuestionResult, confidence_auc, summarize
 from bot.types import Answer, Context
 from tests.conftest import run_cli
 

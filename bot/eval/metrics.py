@@ -8,8 +8,9 @@ apostrophes made straight, whitespace collapsed) with the answer's `[n]` markers
   (as whole words); an unanswerable item is correct when the answer abstained.
 - wrong rate: the share of all items answered (not abstained) but not correct: the confident wrong answers,
   which are worse than an abstention.
-- exact match / F1: SQuAD v1.1 style (lowercase, punctuation and articles dropped, token-bag F1), best over the
-  accepted strings, on answerable items; an abstention scores 0. Unicode punctuation counts as punctuation too.
+- exact match / F1: the official SQuAD normalisation and token-bag F1 (`bot.eval.scoring`), best over the accepted
+  strings, on answerable items; an abstention scores 0. Unicode punctuation counts as punctuation too (deliberately:
+  the documents' curly quotes and dashes must not part a reply from an accepted string typed with straight ones).
 - abstention precision / recall: positive = abstained, truth = not answerable.
 - citation precision: over answerable items that were answered, the share whose cited quotes contain the
   evidence (one quote, or the quotes joined, contains the whole evidence). When the evidence spans several
@@ -28,9 +29,6 @@ apostrophes made straight, whitespace collapsed) with the answer's `[n]` markers
 from __future__ import annotations
 
 import re
-import string
-import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from bot.eval.items import EvalItem
+from bot.eval.scoring import answer_tokens, compute_exact, compute_f1
 from bot.types import Answer
 
 MIN_SENTENCE_WORDS = 4  # shorter evidence fragments ("Oh no.") would match unrelated text
@@ -48,7 +47,6 @@ MIN_SENTENCE_WORDS = 4  # shorter evidence fragments ("Oh no.") would match unre
 QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'", "“": '"', "”": '"', "„": '"', "″": '"'})
 MARKERS = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
 SENTENCE_BREAK = re.compile(r"\s*\n\s*|(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]])\s+")
-ARTICLES = re.compile(r"\b(a|an|the)\b")
 NUMBER = re.compile(r"(?<![^\W\d_])\d+(?:[.,:]\d+)*")  # not the 7 of "Rd7": a number is not part of a word
 WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 SENTENCE_OPENERS = {
@@ -127,13 +125,8 @@ def normalize(text: str) -> str:
 
 
 def squad_tokens(text: str) -> list[str]:
-    """SQuAD v1.1 answer normalization, split into tokens."""
-    text = "".join(
-        ch
-        for ch in text.lower()  # punctuation dropped, not spaced: "25-year-old" → "25yearold"
-        if ch not in string.punctuation and not unicodedata.category(ch).startswith("P")
-    )
-    return ARTICLES.sub(" ", text).split()
+    """SQuAD's answer normalisation, split into tokens (Unicode punctuation dropped too: see the module's docstring)."""
+    return answer_tokens(text, unicode_punctuation=True)
 
 
 def sentences(text: str) -> list[str]:
@@ -161,20 +154,15 @@ def is_correct(answer: Answer, answers: Sequence[str], answerable: bool, yes_no:
 
 
 def exact_match(prediction: str, answers: Sequence[str]) -> float:
-    got = squad_tokens(strip_markers(prediction))
-    return float(any(got == squad_tokens(a) for a in answers))
+    got = strip_markers(prediction)
+    return float(any(compute_exact(a, got, unicode_punctuation=True) for a in answers))
 
 
 def token_f1(prediction: str, answers: Sequence[str]) -> float:
-    got = squad_tokens(strip_markers(prediction))
-    best = 0.0
-    for a in answers:
-        gold = squad_tokens(a)
-        common = sum((Counter(got) & Counter(gold)).values())
-        if common:
-            precision, recall = common / len(got), common / len(gold)
-            best = max(best, 2 * precision * recall / (precision + recall))
-    return best
+    """The best F1 over the accepted strings; one without tokens scores 0 here (officially 1 against an empty reply)."""
+    got = strip_markers(prediction)
+    golds = [a for a in answers if squad_tokens(a)]
+    return max((compute_f1(a, got, unicode_punctuation=True) for a in golds), default=0.0)
 
 
 def citation_supports(evidence: str, quotes: Sequence[str]) -> bool:
