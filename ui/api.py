@@ -1,48 +1,29 @@
-"""The HTTP API: thin FastAPI routers over the same `EventBot` methods the CLI uses, through the process's one
-`bot.served.ServedBot` (which warms the bot up and swaps in a fresh one when the index changes).
+"""The native HTTP API: thin FastAPI routers over the same `EventBot` methods the CLI uses, through the process's
+one `bot.served.ServedBot` (which warms the bot up and swaps in a fresh one when the index changes).
 
 - `GET /healthz` — liveness and index counts (no auth: load balancers probe it).
 - `POST /api/ask` — question + optional history → the answer object of DESIGN.md.
-- `POST /v1/chat/completions`, `GET /v1/models` — OpenAI's chat schema, so OpenAI clients work unchanged.
 - `POST /api/documents`, `GET /api/documents`, `DELETE /api/documents/{name}` — the documents answered from.
 
-When `EVENTBOT_API_KEY` is set, `/api/*` and `/v1/*` need `Authorization: Bearer <key>`.
-Errors are JSON `{"detail": …}`: 4xx for what the client got wrong, 503 when the index cannot be read (ui.errors).
+The OpenAI-compatible routes are in `ui.openai_api`, the limits in `ui.middleware`, errors to statuses in
+`ui.errors`; `ui.server` composes them. When `EVENTBOT_API_KEY` is set, `/api/*` and `/v1/*` need
+`Authorization: Bearer <key>`.
 """
 
-import json
-import logging
-import math
-import re
 import secrets
-import time
-import uuid
-from collections.abc import Callable, Iterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends, FastAPI, File, Request, UploadFile
-from fastapi.responses import JSONResponse, StreamingResponse
-from fastapi.routing import APIRoute
+from fastapi import APIRouter, Body, Depends, File, Request, UploadFile
+from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-
-# Swagger UI and ReDoc served from the package instead of a CDN, so /docs works offline
-from fastapi_offline import FastAPIOffline as DocumentedFastAPI
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.errors import NotReadyError, QuestionError, UnavailableError, UploadsOffError
+from bot.errors import NotReadyError, UnavailableError
 from bot.library import Library, Upload, documents
 from bot.served import ServedBot
-from bot.service import EventBot, check_question
-from bot.settings import Settings
-from bot.types import Answer, Citation, Turn
-from ui.errors import ERROR_RESPONSES, detail_of, install_error_handlers, status_of
-
-log = logging.getLogger(__name__)
-
-MODEL_ID = "eventbot"
-
+from bot.types import Answer, Turn
+from ui.errors import ERROR_RESPONSES, detail_of, status_of
 
 # ---------------------------------------------------------------------------------------------- plumbing
 
@@ -66,94 +47,6 @@ def require_api_key(
         raise StarletteHTTPException(
             401, "missing or wrong API key: send `Authorization: Bearer <key>`", headers={"WWW-Authenticate": "Bearer"}
         )
-
-
-class BodySizeLimit:
-    """413 for a request body over `limit` bytes, on every route (API, chat, uploads), before anything parses it:
-    a declared Content-Length is refused at once, a chunked body as soon as it passes the limit (the app then
-    sees a disconnected client, and whatever it answers is dropped)."""
-
-    def __init__(self, app: ASGIApp, limit: int, larger: dict[str, int] | None = None):
-        self.app, self.default, self.larger = app, limit, larger or {}
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = self.larger.get(scope["path"].rstrip("/"), self.default)  # uploads of documents may be larger
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            await self._refuse(scope, receive, send, limit)
-            return
-        seen, started, refused = 0, False, False
-
-        async def counted_receive() -> Message:
-            nonlocal seen, refused
-            if refused:
-                return {"type": "http.disconnect"}
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > limit:
-                    refused = True
-                    if not started:
-                        await self._refuse(scope, receive, send, limit)
-                    return {"type": "http.disconnect"}
-            return message
-
-        async def tracked_send(message: Message) -> None:
-            nonlocal started
-            if refused:
-                return
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted_receive, tracked_send)
-        except Exception:
-            if not refused:
-                raise
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
-        setting = (
-            "EVENTBOT_MAX_BODY_BYTES"
-            if limit == self.default
-            else "EVENTBOT_MAX_FILE_BYTES × EVENTBOT_MAX_UPLOAD_FILES"
-        )
-        detail = f"the request body is larger than the limit of {limit} bytes ({setting})"
-        await JSONResponse({"detail": detail}, status_code=413, headers={"Connection": "close"})(scope, receive, send)
-
-
-class RateLimit:
-    """429 with `Retry-After` for a client (by IP address) past `per_minute` requests in the last minute on
-    `/api` and `/v1` (a moving window, kept in this process's memory by the `limits` library). The chat and
-    /healthz are not counted. Behind a proxy every client has the proxy's address: limit there instead."""
-
-    PATHS = ("/api/", "/v1/")
-
-    def __init__(self, app: ASGIApp, per_minute: int):
-        from limits import RateLimitItemPerMinute
-        from limits.storage import MemoryStorage
-        from limits.strategies import MovingWindowRateLimiter
-
-        self.app, self.per_minute = app, per_minute
-        self.item = RateLimitItemPerMinute(per_minute)
-        self.limiter = MovingWindowRateLimiter(MemoryStorage())
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(self.PATHS):
-            client = (scope.get("client") or ("unknown",))[0]
-            if not self.limiter.hit(self.item, client):
-                reset_at = self.limiter.get_window_stats(self.item, client).reset_time
-                retry = max(1, math.ceil(reset_at - time.time()))
-                detail = (
-                    f"too many requests: the limit is {self.per_minute} a minute per client (EVENTBOT_RATE_LIMIT); "
-                    f"try again in {retry} s"
-                )
-                response = JSONResponse({"detail": detail}, status_code=429, headers={"Retry-After": str(retry)})
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 # ---------------------------------------------------------------------------------------------- /healthz
@@ -259,195 +152,6 @@ def ask(
     return bot.ask(body.question, body.history)
 
 
-# ---------------------------------------------------------------------------------------------- /v1 (OpenAI)
-
-openai_router = APIRouter(prefix="/v1", tags=["openai"], responses=ERROR_RESPONSES)
-
-
-class ContentPart(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    type: str = "text"
-    text: str | None = None
-
-
-class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
-    content: str | list[ContentPart] | None = None
-
-    def text(self) -> str:
-        if isinstance(self.content, list):
-            return "".join(part.text or "" for part in self.content if part.type == "text")
-        return self.content or ""
-
-
-CHAT_EXAMPLES = {
-    "plain": {
-        "summary": "One question",
-        "value": {"model": "eventbot", "messages": [{"role": "user", "content": "Who won the gold medal?"}]},
-    },
-    "streamed follow-up": {
-        "summary": "A follow-up, streamed as server-sent events",
-        "value": {
-            "model": "eventbot",
-            "stream": True,
-            "messages": [
-                {"role": "user", "content": "Who won silver?"},
-                {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},
-                {"role": "user", "content": "How old is she?"},
-            ],
-        },
-    },
-}
-
-
-class ChatCompletionRequest(BaseModel):
-    """OpenAI's chat request. Sampling options (temperature, max_tokens, …) are accepted and ignored."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        json_schema_extra={"examples": [example["value"] for example in CHAT_EXAMPLES.values()]},
-    )
-    model: str = Field(MODEL_ID, description="Any name is accepted; the answer always comes from `eventbot`")
-    messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
-
-
-class CompletionMessage(BaseModel):
-    role: Literal["assistant"] = "assistant"
-    content: str
-
-
-class Choice(BaseModel):
-    index: int = 0
-    message: CompletionMessage
-    finish_reason: Literal["stop"] = "stop"
-    logprobs: None = None
-
-
-class ChatCompletion(BaseModel):
-    id: str
-    object: Literal["chat.completion"] = "chat.completion"
-    created: int
-    model: str = MODEL_ID
-    choices: list[Choice]
-    citations: list[Citation] = Field(description="Added to OpenAI's schema: the passages behind the `[n]` markers")
-
-
-class Model(BaseModel):
-    id: str = MODEL_ID
-    object: Literal["model"] = "model"
-    created: int = 0
-    owned_by: str = "eventbot"
-
-
-class ModelList(BaseModel):
-    object: Literal["list"] = "list"
-    data: list[Model]
-
-
-def split_chat(messages: list[ChatMessage], settings: Settings) -> tuple[str, list[Turn]]:
-    """The last user message is the question; earlier user and assistant messages are its history."""
-    if messages[-1].role != "user":
-        raise QuestionError("the last message must come from the user: it is the question")
-    # Every earlier message counts toward the history limits, also those (system, tool…) the bot then ignores
-    earlier = [Turn(role="user", content=m.text()) for m in messages[:-1]]
-    check_question(settings, messages[-1].text(), earlier)
-    history = [Turn(role=m.role, content=m.text()) for m in messages[:-1] if m.role in ("user", "assistant")]
-    return messages[-1].text(), history
-
-
-def word_pieces(text: str) -> list[str]:
-    """Split text into words, each keeping its trailing whitespace: "".join(pieces) == text."""
-    return re.findall(r"\S+\s*|\s+", text)
-
-
-def sse(payload: dict | str) -> str:
-    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-    return f"data: {data}\n\n"
-
-
-def stream_completion(answer: Answer, completion_id: str, created: int) -> Iterator[str]:
-    """OpenAI `chat.completion.chunk` events: role, content pieces, a final chunk with citations, [DONE]."""
-
-    def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> str:
-        return sse(
-            {
-                "id": completion_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": MODEL_ID,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
-                **extra,
-            }
-        )
-
-    yield chunk({"role": "assistant", "content": ""})
-    for piece in word_pieces(answer.answer):
-        yield chunk({"content": piece})
-    yield chunk({}, "stop", citations=[c.model_dump() for c in answer.citations])
-    yield sse("[DONE]")
-
-
-@openai_router.post(
-    "/chat/completions",
-    response_model=ChatCompletion,
-    responses={
-        200: {
-            "description": "A `chat.completion`, or with `stream: true` server-sent "
-            "`chat.completion.chunk` events ending `data: [DONE]`",
-            "content": {"text/event-stream": {}},
-        }
-    },
-)
-def chat_completions(
-    body: Annotated[ChatCompletionRequest, Body(openapi_examples=CHAT_EXAMPLES)],
-    bot: Annotated[ServedBot, Depends(get_bot)],
-) -> Any:
-    """OpenAI-compatible chat: the last user message is the question, earlier messages are its history.
-
-    Example with the official client:
-
-        from openai import OpenAI
-        client = OpenAI(base_url="http://127.0.0.1:7860/v1", api_key="unused-unless-EVENTBOT_API_KEY")
-        reply = client.chat.completions.create(
-            model="eventbot", messages=[{"role": "user", "content": "Who won the gold medal?"}])
-        print(reply.choices[0].message.content, reply.model_extra["citations"])
-
-    The answer carries `[n]` markers; the response adds a top-level `citations` list (in a streamed answer,
-    on the last chunk). System messages are ignored: the bot answers only from its documents.
-    """
-    question, history = split_chat(body.messages, bot.settings)
-    answer = bot.ask(question, history)  # computed whole before anything is sent, so errors stay 4xx JSON
-    completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
-    if body.stream:
-        return StreamingResponse(
-            stream_completion(answer, completion_id, created),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
-    return ChatCompletion(
-        id=completion_id,
-        created=created,
-        choices=[Choice(message=CompletionMessage(content=answer.answer))],
-        citations=answer.citations,
-    )
-
-
-@openai_router.get("/models", response_model=ModelList)
-def list_models() -> ModelList:
-    """The one model this server answers with: `eventbot`."""
-    return ModelList(data=[Model()])
-
-
-@openai_router.get("/models/{model_id}", response_model=Model, responses={404: {"description": "No such model"}})
-def get_model(model_id: str) -> Model:
-    """Details of `eventbot`, the only model."""
-    if model_id != MODEL_ID:
-        raise StarletteHTTPException(404, f"no model {model_id!r}; the only model is {MODEL_ID!r}")
-    return Model()
-
-
 # ---------------------------------------------------------------------------------------------- /api/documents
 
 documents_router = APIRouter(
@@ -466,8 +170,6 @@ documents_router = APIRouter(
         503: {"description": "The index cannot be written (the Chroma server down): nothing changed"},
     },
 )
-UPLOAD_SLACK_BYTES = 1_000_000  # a multipart body's headers and boundaries, beyond its files
-CHAT_UPLOAD_PATH = "/gradio_api/upload"  # where the chat (Gradio) sends a file
 
 
 class DocumentEntry(BaseModel):
@@ -546,57 +248,3 @@ def remove_document(
     cannot be removed (409)."""
     library.remove(name, then=bot.reload)
     return DocumentList(documents=documents(bot.bot, library.settings))
-
-
-# ---------------------------------------------------------------------------------------------- the app
-
-
-def build_api(bot: EventBot | ServedBot) -> FastAPI:
-    """A FastAPI app with every route above, answering with `bot` (opened once, by the caller)."""
-    app = DocumentedFastAPI(
-        title="eventbot",
-        version="0.1.0",
-        description="Answers questions about an event from the documents that describe it, citing them "
-        "verbatim. The chat UI is at `/`. When the server sets `EVENTBOT_API_KEY`, `/api/*` and "
-        "`/v1/*` need `Authorization: Bearer <key>`.",
-    )
-    app.state.bot = bot if isinstance(bot, ServedBot) else ServedBot(bot)
-    settings = app.state.bot.settings
-    app.state.library = Library(settings, store=lambda: app.state.bot.bot.store)  # the serving bot's own client
-    app.state.library.recover()  # an upload the last run did not finish is rolled back
-    install_error_handlers(app)
-    upload_limit = settings.max_upload_files * settings.max_file_bytes + UPLOAD_SLACK_BYTES
-    larger = {f"{documents_router.prefix}/documents": upload_limit}
-    try:
-        app.state.library.check_allowed()
-        larger[CHAT_UPLOAD_PATH] = upload_limit  # the chat's Documents panel
-    except UploadsOffError:
-        pass  # the chat takes no files
-    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, larger=larger)
-    if app.state.bot.settings.rate_limit:  # added last, so it runs first: a refused request costs nothing more
-        app.add_middleware(RateLimit, per_minute=app.state.bot.settings.rate_limit)
-    app.include_router(health)
-    app.include_router(ask_router, dependencies=[Depends(require_api_key)])
-    app.include_router(openai_router, dependencies=[Depends(require_api_key)])
-    app.include_router(documents_router, dependencies=[Depends(require_api_key)])
-    add_method_not_allowed(app, [health, ask_router, openai_router, documents_router])
-    return app
-
-
-def add_method_not_allowed(app: FastAPI, routers: list[APIRouter]) -> None:
-    """405 with `Allow` for a known API path asked with another method (else the chat mounted at `/`, which
-    catches whatever no route matched, would answer 404)."""
-    allowed: dict[str, set[str]] = {}
-    for route in (route for router in routers for route in router.routes):
-        if isinstance(route, APIRoute):
-            allowed.setdefault(route.path, set()).update(route.methods)
-    for path, methods in allowed.items():
-        others = sorted({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} - methods)
-        app.add_api_route(path, _refuse_method(", ".join(sorted(methods))), methods=others, include_in_schema=False)
-
-
-def _refuse_method(allow: str) -> Callable[[], None]:
-    def method_not_allowed() -> None:
-        raise StarletteHTTPException(405, f"method not allowed here; use {allow}", headers={"Allow": allow})
-
-    return method_not_allowed

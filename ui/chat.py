@@ -27,7 +27,7 @@ from bot.errors import (  # noqa: E402
 from bot.library import Library, Upload, documents  # noqa: E402
 from bot.served import ServedBot  # noqa: E402
 from bot.types import Answer, Turn  # noqa: E402
-from ui.api import word_pieces  # noqa: E402
+from ui.openai_api import word_pieces  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -236,32 +236,14 @@ def remove_named(bot: ServedBot, library: Library, name: str | None) -> str:
     return f"Removed {name}."
 
 
+PRIVATE = {"api_visibility": "private"}  # the chat's events are not part of Gradio's API
+
+
 def build_chat(bot: ServedBot, library: Library | None = None) -> gr.Blocks:
     """The chat UI as a Blocks app (mounted at `/` by ui.server). With a `library` that may be changed (an API
     key, whose login the chat then asks for, or `EVENTBOT_UPLOADS=on`) a Documents panel lists the documents and
     takes files to add (click or drop) and names to remove."""
-    try:
-        if library is not None:
-            library.check_allowed()
-    except UploadsOffError:
-        library = None
-
-    def add_question(text: str, messages: list[dict]) -> tuple[gr.Textbox, list[dict]]:
-        """Show the question at once and lock the box until its answer is in (a second question meanwhile
-        would be overwritten by the streaming answer)."""
-        text = displayable(text or "").strip()
-        if not text:
-            return gr.Textbox(value=""), messages
-        return gr.Textbox(value="", interactive=False), [*messages, {"role": "user", "content": as_text(text)}]
-
-    def add_example(messages: list[dict], evt: gr.SelectData) -> tuple[gr.Textbox, list[dict]]:
-        return gr.Textbox(interactive=False), [*messages, {"role": "user", "content": as_text(evt.value["text"])}]
-
-    def unlock() -> gr.Textbox:
-        return gr.Textbox(interactive=True)
-
-    def answer_last(messages: list[dict]) -> Iterator[list[dict]]:
-        yield from respond(bot, messages)
+    library = changeable(library)
 
     def page_load() -> tuple[str, gr.Chatbot]:
         """The served bot may have been swapped for a fresh index since start-up: each page shows the documents
@@ -269,87 +251,134 @@ def build_chat(bot: ServedBot, library: Library | None = None) -> gr.Blocks:
         return header(bot), gr.Chatbot(examples=examples(bot))
 
     with gr.Blocks(title="eventbot: ask about the event", fill_height=True, analytics_enabled=False) as demo:
-        heading = gr.HTML(header(bot), elem_id="header", padding=False)
-        chatbot = gr.Chatbot(
-            elem_id="chat",
-            show_label=False,
-            scale=1,  # with fill_height: the chat takes the window's height and scrolls inside
-            layout="bubble",
-            placeholder="**Ask a question about the event**, or pick one below.",
-            examples=examples(bot),
-            feedback_options=None,
-            buttons=["copy"],
-            latex_delimiters=[],  # text is text: no `$…$` maths
-            sanitize_html=True,
-            autoscroll=True,
-        )
-        with gr.Row(elem_id="controls", equal_height=True):
-            box = gr.Textbox(
-                elem_id="question",
-                show_label=False,
-                placeholder="Ask about the event…",
-                submit_btn=True,
-                autofocus=True,
-                lines=1,
-                max_lines=5,
-                scale=1,
-                container=False,
-            )
-            clear = gr.Button(
-                "Clear", elem_id="clear", elem_classes="clear", variant="secondary", size="md", min_width=0, scale=0
-            )
-
-        private = {"api_visibility": "private"}
-        demo.load(page_load, None, [heading, chatbot], queue=False, **private)
+        heading, chatbot, box, clear = chat_layout(bot)
+        demo.load(page_load, None, [heading, chatbot], queue=False, **PRIVATE)
         if library is not None:
-            with gr.Accordion("Documents", open=False, elem_id="documents"):
-                table = gr.HTML(document_table(bot, library), padding=False)
-                upload = gr.File(
-                    label="Add documents (.txt, .md, .html, .pdf): click or drop",
-                    file_count="multiple",
-                    file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
-                    type="filepath",
-                    elem_id="upload",
-                )
-                with gr.Row(equal_height=True):
-                    names = gr.Dropdown(
-                        [n for _, n in []],
-                        label="Remove a document",
-                        elem_id="remove-name",
-                        scale=1,
-                        allow_custom_value=True,
-                    )
-                    remove = gr.Button("Remove", elem_id="remove", variant="secondary", scale=0, min_width=0)
-                outcome = gr.Markdown(elem_id="documents-outcome")
-
-            def listed() -> tuple[str, str, gr.Dropdown]:
-                names_now = [d["name"] for d in documents(bot.bot, library.settings)]
-                return header(bot), document_table(bot, library), gr.Dropdown(choices=names_now, value=None)
-
-            def uploaded(paths: list[str] | None) -> tuple:
-                return (as_text(add_uploaded(bot, library, paths)), None, *listed())
-
-            def removed(name: str | None) -> tuple:
-                return (as_text(remove_named(bot, library, name)), *listed())
-
-            demo.load(listed, None, [heading, table, names], queue=False, **private)
-            upload.upload(uploaded, upload, [outcome, upload, heading, table, names], show_progress="full", **private)
-            remove.click(removed, names, [outcome, heading, table, names], show_progress="full", **private)
-        answering = []
-        for asked in (
-            box.submit(add_question, [box, chatbot], [box, chatbot], queue=False, **private),
-            chatbot.example_select(add_example, chatbot, [box, chatbot], queue=False, **private),
-        ):
-            answer = asked.then(answer_last, chatbot, chatbot, show_progress="minimal", **private)
-            answer.then(unlock, None, box, queue=False, **private)
-            answering.append(answer)
-        clear.click(
-            lambda: ([], gr.Textbox(value="", interactive=True)),
-            None,
-            [chatbot, box],
-            cancels=answering,
-            queue=False,
-            **private,
-        )
+            documents_panel(demo, bot, library, heading)
+        wire_questions(bot, chatbot, box, clear)
     demo.queue(default_concurrency_limit=8)
     return demo
+
+
+def changeable(library: Library | None) -> Library | None:
+    """`library` if its documents may be changed through the server, else None (the chat shows no panel)."""
+    try:
+        if library is not None:
+            library.check_allowed()
+    except UploadsOffError:
+        return None
+    return library
+
+
+def chat_layout(bot: ServedBot) -> tuple[gr.HTML, gr.Chatbot, gr.Textbox, gr.Button]:
+    """The header, the conversation, and below it the question box with its Clear button."""
+    heading = gr.HTML(header(bot), elem_id="header", padding=False)
+    chatbot = gr.Chatbot(
+        elem_id="chat",
+        show_label=False,
+        scale=1,  # with fill_height: the chat takes the window's height and scrolls inside
+        layout="bubble",
+        placeholder="**Ask a question about the event**, or pick one below.",
+        examples=examples(bot),
+        feedback_options=None,
+        buttons=["copy"],
+        latex_delimiters=[],  # text is text: no `$…$` maths
+        sanitize_html=True,
+        autoscroll=True,
+    )
+    with gr.Row(elem_id="controls", equal_height=True):
+        box = gr.Textbox(
+            elem_id="question",
+            show_label=False,
+            placeholder="Ask about the event…",
+            submit_btn=True,
+            autofocus=True,
+            lines=1,
+            max_lines=5,
+            scale=1,
+            container=False,
+        )
+        clear = gr.Button(
+            "Clear", elem_id="clear", elem_classes="clear", variant="secondary", size="md", min_width=0, scale=0
+        )
+    return heading, chatbot, box, clear
+
+
+def documents_panel(demo: gr.Blocks, bot: ServedBot, library: Library, heading: gr.HTML) -> None:
+    """The Documents panel: the table of documents, an upload control and a name to remove; each change
+    refreshes the table, the header and the names."""
+    with gr.Accordion("Documents", open=False, elem_id="documents"):
+        table = gr.HTML(document_table(bot, library), padding=False)
+        upload = gr.File(
+            label="Add documents (.txt, .md, .html, .pdf): click or drop",
+            file_count="multiple",
+            file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
+            type="filepath",
+            elem_id="upload",
+        )
+        with gr.Row(equal_height=True):
+            names = gr.Dropdown(
+                [],
+                label="Remove a document",
+                elem_id="remove-name",
+                scale=1,
+                allow_custom_value=True,
+            )
+            remove = gr.Button("Remove", elem_id="remove", variant="secondary", scale=0, min_width=0)
+        outcome = gr.Markdown(elem_id="documents-outcome")
+
+    def listed() -> tuple[str, str, gr.Dropdown]:
+        names_now = [d["name"] for d in documents(bot.bot, library.settings)]
+        return header(bot), document_table(bot, library), gr.Dropdown(choices=names_now, value=None)
+
+    def uploaded(paths: list[str] | None) -> tuple:
+        return (as_text(add_uploaded(bot, library, paths)), None, *listed())
+
+    def removed(name: str | None) -> tuple:
+        return (as_text(remove_named(bot, library, name)), *listed())
+
+    demo.load(listed, None, [heading, table, names], queue=False, **PRIVATE)
+    upload.upload(uploaded, upload, [outcome, upload, heading, table, names], show_progress="full", **PRIVATE)
+    remove.click(removed, names, [outcome, heading, table, names], show_progress="full", **PRIVATE)
+
+
+def add_question(text: str, messages: list[dict]) -> tuple[gr.Textbox, list[dict]]:
+    """Show the question at once and lock the box until its answer is in (a second question meanwhile would be
+    overwritten by the streaming answer)."""
+    text = displayable(text or "").strip()
+    if not text:
+        return gr.Textbox(value=""), messages
+    return gr.Textbox(value="", interactive=False), [*messages, {"role": "user", "content": as_text(text)}]
+
+
+def add_example(messages: list[dict], evt: gr.SelectData) -> tuple[gr.Textbox, list[dict]]:
+    return gr.Textbox(interactive=False), [*messages, {"role": "user", "content": as_text(evt.value["text"])}]
+
+
+def unlock() -> gr.Textbox:
+    return gr.Textbox(interactive=True)
+
+
+def wire_questions(bot: ServedBot, chatbot: gr.Chatbot, box: gr.Textbox, clear: gr.Button) -> None:
+    """A question typed or an example picked: shown at once, then answered (streamed), then the box unlocked.
+    Clear empties the conversation and stops an answer under way."""
+
+    def answer_last(messages: list[dict]) -> Iterator[list[dict]]:
+        yield from respond(bot, messages)
+
+    answering = []
+    for asked in (
+        box.submit(add_question, [box, chatbot], [box, chatbot], queue=False, **PRIVATE),
+        chatbot.example_select(add_example, chatbot, [box, chatbot], queue=False, **PRIVATE),
+    ):
+        answer = asked.then(answer_last, chatbot, chatbot, show_progress="minimal", **PRIVATE)
+        answer.then(unlock, None, box, queue=False, **PRIVATE)
+        answering.append(answer)
+    clear.click(
+        lambda: ([], gr.Textbox(value="", interactive=True)),
+        None,
+        [chatbot, box],
+        cancels=answering,
+        queue=False,
+        **PRIVATE,
+    )

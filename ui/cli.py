@@ -11,6 +11,22 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from ui.cli_options import (
+    Articles,
+    Calibrate,
+    CalibrateOnly,
+    CheckpointMinutes,
+    Checkpoints,
+    Configs,
+    Datasets,
+    OutDir,
+    PerArticle,
+    Refit,
+    ReportPath,
+    RetrievalOnly,
+    SquadDir,
+)
+
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "Loading weights" bar on every start
 
@@ -140,49 +156,14 @@ def ask(
 
 @app.command("eval")
 def evaluate(
-    datasets: Annotated[
-        list[Path] | None,
-        typer.Option("--dataset", help="A JSON Lines question set (repeatable; default: every data/eval/*.jsonl)."),
-    ] = None,
-    configs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--config",
-            metavar="NAME=VALUE[,NAME=VALUE]",
-            help="A configuration, e.g. retriever=dense,top_k=6 or answerer=llm (repeatable: run side by side).",
-        ),
-    ] = None,
+    datasets: Datasets = None,
+    configs: Configs = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with all metrics and items.")] = False,
-    report: Annotated[
-        Path | None,
-        typer.Option("--report", help="Write a Markdown report here, and its accuracy chart next to it (.png)."),
-    ] = None,
-    squad: Annotated[
-        Path | None,
-        typer.Option(
-            "--squad",
-            help="A SQuAD folder (split.json, dev-v2.0.json, dev-v1.1.json): score its questions instead "
-            "of the datasets, with the official SQuAD v2.0 scoring.",
-        ),
-    ] = None,
-    articles: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--articles",
-            metavar="train|heldout|test|TITLE",
-            help="With --squad: the articles to index and ask (repeatable). `test` is first sight only.",
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option("--limit", min=1, help="With --squad: at most N questions per article, spread evenly over it."),
-    ] = None,
-    retrieval_only: Annotated[
-        bool,
-        typer.Option(
-            "--retrieval-only", help="With --squad: only retrieve (hit@k by article and paragraph); answer nothing."
-        ),
-    ] = False,
+    report: ReportPath = None,
+    squad: SquadDir = None,
+    articles: Articles = None,
+    limit: PerArticle = None,
+    retrieval_only: RetrievalOnly = False,
 ) -> None:
     """Score question sets (or SQuAD articles, with --squad) through the same chain as the UI, in fresh temporary
     indexes."""
@@ -311,41 +292,16 @@ def serve_with_workers(host: str, port: int, workers: int) -> None:
 @app.command("train-reader")
 def train_reader(
     data: Annotated[Path | None, typer.Option("--data", help="The SQuAD folder (split.json, dev-v*.json).")] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", help="Where the weights, answerability.json and the model card go (default: the shipped ones)."
-        ),
-    ] = None,
+    out: OutDir = None,
     epochs: Annotated[float, typer.Option("--epochs", help="Passes over the training windows.")] = 1.0,
     limit: Annotated[int | None, typer.Option("--limit", help="At most this many questions (a quick run).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 13,
-    calibrate_only: Annotated[
-        bool, typer.Option("--calibrate-only", help="Keep the weights in --out; only learn again when to answer.")
-    ] = False,
-    refit: Annotated[
-        bool,
-        typer.Option(
-            "--refit",
-            help="With --calibrate-only: fit again on the readings stored in --out (calibration.jsonl); read nothing.",
-        ),
-    ] = False,
-    calibrate: Annotated[
-        bool,
-        typer.Option(
-            "--calibrate/--no-calibrate", help="After training, learn when to answer (and write the model card)."
-        ),
-    ] = True,
+    calibrate_only: CalibrateOnly = False,
+    refit: Refit = False,
+    calibrate: Calibrate = True,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run from its checkpoint.")] = False,
-    checkpoints: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoints", help="Where the run's checkpoint goes (default: .eventbot/training, ignored by git)."
-        ),
-    ] = None,
-    checkpoint_minutes: Annotated[
-        float, typer.Option("--checkpoint-minutes", help="Minutes of training between checkpoints.")
-    ] = 8.0,
+    checkpoints: Checkpoints = None,
+    checkpoint_minutes: CheckpointMinutes = 8.0,
 ) -> None:
     """Fine-tune the installed MiniLM into the span reader (SQuAD train articles + the development sets), then learn
     when to answer from its readings of held-out articles."""

@@ -1,34 +1,41 @@
-"""One server: the HTTP API (ui.api) with the Gradio chat (ui.chat) mounted at `/`, sharing one bot."""
+"""One server, composed here: the native API (ui.api) and the OpenAI-compatible one (ui.openai_api) behind the
+limits of ui.middleware and the error handlers of ui.errors, with the Gradio chat (ui.chat) mounted at `/`, all
+sharing one bot."""
 
 import contextlib
 import ctypes
-import math
 import os
 import secrets
 import socket
 import sys
-import time
+from collections.abc import Callable
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
 
 import gradio as gr  # noqa: E402
 import uvicorn  # noqa: E402
-from cachetools import TTLCache  # noqa: E402
-from fastapi import FastAPI  # noqa: E402
-from fastapi.responses import JSONResponse  # noqa: E402
+from fastapi import APIRouter, Depends, FastAPI  # noqa: E402
+from fastapi.routing import APIRoute  # noqa: E402
+
+# Swagger UI and ReDoc served from the package instead of a CDN, so /docs works offline
+from fastapi_offline import FastAPIOffline as DocumentedFastAPI  # noqa: E402
 from gradio.routes import App as GradioApp  # noqa: E402
+from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
-from starlette.types import ASGIApp, Message, Receive, Scope, Send  # noqa: E402
 
 from bot.errors import UploadsOffError  # noqa: E402
 from bot.library import Library  # noqa: E402
 from bot.served import ServedBot  # noqa: E402
 from bot.service import EventBot, use_threads  # noqa: E402
-from ui.api import build_api  # noqa: E402
+from ui.api import ask_router, documents_router, health, require_api_key  # noqa: E402
 from ui.chat import CSS, THEME, build_chat  # noqa: E402
+from ui.errors import install_error_handlers  # noqa: E402
+from ui.middleware import BodySizeLimit, LoginLimit, RateLimit  # noqa: E402
+from ui.openai_api import openai_router  # noqa: E402
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter
-LOGIN_WINDOW_S = 300  # failed chat logins are counted over this many seconds (EVENTBOT_LOGIN_ATTEMPTS of them)
+UPLOAD_SLACK_BYTES = 1_000_000  # a multipart body's headers and boundaries, beyond its files
+CHAT_UPLOAD_PATH = "/gradio_api/upload"  # where the chat (Gradio) sends a file
 
 
 def create_app(bot: EventBot | ServedBot) -> FastAPI:
@@ -69,6 +76,58 @@ def create_app(bot: EventBot | ServedBot) -> FastAPI:
     return app
 
 
+def build_api(bot: EventBot | ServedBot) -> FastAPI:
+    """The HTTP API (native and OpenAI-compatible) with its limits and error handlers, answering with `bot`
+    (opened once, by the caller)."""
+    app = DocumentedFastAPI(
+        title="eventbot",
+        version="0.1.0",
+        description="Answers questions about an event from the documents that describe it, citing them "
+        "verbatim. The chat UI is at `/`. When the server sets `EVENTBOT_API_KEY`, `/api/*` and "
+        "`/v1/*` need `Authorization: Bearer <key>`.",
+    )
+    app.state.bot = bot if isinstance(bot, ServedBot) else ServedBot(bot)
+    settings = app.state.bot.settings
+    app.state.library = Library(settings, store=lambda: app.state.bot.bot.store)  # the serving bot's own client
+    app.state.library.recover()  # an upload the last run did not finish is rolled back
+    install_error_handlers(app)
+    upload_limit = settings.max_upload_files * settings.max_file_bytes + UPLOAD_SLACK_BYTES
+    larger = {f"{documents_router.prefix}/documents": upload_limit}
+    try:
+        app.state.library.check_allowed()
+        larger[CHAT_UPLOAD_PATH] = upload_limit  # the chat's Documents panel
+    except UploadsOffError:
+        pass  # the chat takes no files
+    app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes, larger=larger)
+    if app.state.bot.settings.rate_limit:  # added last, so it runs first: a refused request costs nothing more
+        app.add_middleware(RateLimit, per_minute=app.state.bot.settings.rate_limit)
+    app.include_router(health)
+    app.include_router(ask_router, dependencies=[Depends(require_api_key)])
+    app.include_router(openai_router, dependencies=[Depends(require_api_key)])
+    app.include_router(documents_router, dependencies=[Depends(require_api_key)])
+    add_method_not_allowed(app, [health, ask_router, openai_router, documents_router])
+    return app
+
+
+def add_method_not_allowed(app: FastAPI, routers: list[APIRouter]) -> None:
+    """405 with `Allow` for a known API path asked with another method (else the chat mounted at `/`, which
+    catches whatever no route matched, would answer 404)."""
+    allowed: dict[str, set[str]] = {}
+    for route in (route for router in routers for route in router.routes):
+        if isinstance(route, APIRoute):
+            allowed.setdefault(route.path, set()).update(route.methods)
+    for path, methods in allowed.items():
+        others = sorted({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} - methods)
+        app.add_api_route(path, _refuse_method(", ".join(sorted(methods))), methods=others, include_in_schema=False)
+
+
+def _refuse_method(allow: str) -> Callable[[], None]:
+    def method_not_allowed() -> None:
+        raise StarletteHTTPException(405, f"method not allowed here; use {allow}", headers={"Allow": allow})
+
+    return method_not_allowed
+
+
 def limit_malloc_arenas(arenas: int) -> None:
     """Cap glibc's malloc arenas, first thing when serving: in this process from now on, and (by the environment)
     in the worker processes it starts. By default glibc gives threads up to 8 arenas per core, each keeping freed
@@ -78,50 +137,6 @@ def limit_malloc_arenas(arenas: int) -> None:
         os.environ.setdefault("MALLOC_ARENA_MAX", str(arenas))
         with contextlib.suppress(OSError, AttributeError):  # not glibc (musl): nothing to cap
             ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
-
-
-class LoginLimit:
-    """429 with `Retry-After` on the chat's login (Gradio's `POST /login`, whose password is the API key) for a
-    client (by IP address) that failed it `attempts` times in the last `window_s` seconds: Gradio has no limit of
-    its own, so the key could be guessed there at the speed of the network. A failed login is Gradio's 400 (or a
-    401). An attempt counts as failed from when it arrives until its response says otherwise, so a burst of
-    parallel guesses is held to the limit too; once refused, the right key is refused as well until the window
-    has passed. Counted in this process's memory: behind a proxy every client has the proxy's address."""
-
-    PATHS = ("/login", "/login/")
-    FAILED = (400, 401)
-
-    def __init__(self, app: ASGIApp, attempts: int, window_s: float = LOGIN_WINDOW_S):
-        self.app, self.attempts, self.window_s = app, attempts, window_s
-        # client → times of its failed attempts; a client's entry expires a window after its last attempt
-        self.failures: TTLCache[str, list[float]] = TTLCache(maxsize=100_000, ttl=window_s, timer=time.monotonic)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.PATHS:
-            await self.app(scope, receive, send)
-            return
-        client, now = (scope.get("client") or ("unknown",))[0], time.monotonic()
-        failed = self.failures.get(client, [])
-        failed[:] = [t for t in failed if now - t < self.window_s]
-        if len(failed) >= self.attempts:
-            retry = max(1, math.ceil(failed[0] + self.window_s - now))
-            detail = (
-                f"too many failed logins from this address: at most {self.attempts} in {self.window_s:g} s "
-                f"(EVENTBOT_LOGIN_ATTEMPTS); try again in {retry} s"
-            )
-            await JSONResponse({"detail": detail}, status_code=429, headers={"Retry-After": str(retry)})(
-                scope, receive, send
-            )
-            return
-        failed.append(now)
-        self.failures[client] = failed  # (re)starts the entry's expiry
-
-        async def watched_send(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] not in self.FAILED and now in failed:
-                failed.remove(now)  # not a failed login after all
-            await send(message)
-
-        await self.app(scope, receive, watched_send)
 
 
 def bind(host: str, port: int) -> socket.socket:
