@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from bot.answer.language import WH_WORDS, content_terms
 from bot.answer.linking import fold
+from bot.lang import vocabulary
 from index.text import parse
 
 KINDS = ("who", "when", "where", "why", "how", "quantity", "what", "yes-no", "describe", "other")
@@ -17,8 +18,8 @@ EXPECTED = {
     "where": {"GPE", "LOC", "FAC", "ORG"},
     "quantity": {"CARDINAL", "QUANTITY", "MONEY", "PERCENT", "DATE", "TIME", "ORDINAL"},
 }
-TIME_NOUNS = {"year", "time", "day", "date", "month", "century", "decade", "season", "hour"}
-AUXILIARIES = {"is", "are", "was", "were", "did", "does", "do", "has", "have", "had", "can", "could", "will", "would"}
+TIME_NOUNS = vocabulary().time_nouns
+AUXILIARIES = vocabulary().question_auxiliaries  # a question opening with one asks yes or no
 
 
 @lru_cache(maxsize=1024)

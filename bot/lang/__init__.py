@@ -41,6 +41,7 @@ class Vocabulary:
     # questions (en/questions.toml)
     wh_words: frozenset[str]
     question_auxiliaries: frozenset[str]
+    time_nouns: frozenset[str]
     # follow-ups (en/follow_ups.toml): alternatives of regular expressions, in order
     follow_up_interjections: tuple[str, ...]
     follow_up_leads: tuple[str, ...]
@@ -94,7 +95,7 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
     """The vocabulary of the English files in `english_dir` and the domain files in `domains_dir` (all `*.toml`)."""
     en = _English(english_dir)
     stop = en.file("stop_words", {"keep_meaning", "about_the_document"})
-    questions = en.file("questions", {"wh_words", "auxiliaries"})
+    questions = en.file("questions", {"wh_words", "auxiliaries", "time_nouns"})
     follow = en.file("follow_ups", {"interjections", "leads", "bare_why", "auxiliaries", "determiners", "articles"})
     pronouns = en.file("pronouns", {"person", "thing"})
     numbers = en.file("numbers", {"ordinals", "values"})
@@ -144,6 +145,7 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         ),
         wh_words=frozenset(_words(questions, "wh_words")),
         question_auxiliaries=frozenset(_words(questions, "auxiliaries")),
+        time_nouns=frozenset(_words(questions, "time_nouns")),
         follow_up_interjections=_words(follow, "interjections", phrases=True),
         follow_up_leads=_words(follow, "leads", phrases=True),
         bare_why=_words(follow, "bare_why", phrases=True),
