@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bot.eval.bench import ALL_LABELS, LABELS, new_questions, warm_up_questions
+from bot.eval.bench import ALL_LABELS, LABELS, article_items, new_questions, warm_up_questions
+from bot.eval.bench.corpora import QUICK_DOCUMENTS
+from bot.eval.bench.figures import ms, pct, ratio
 from bot.eval.distractors import FORBIDDEN, article, write_corpus, write_large_document
 from tests.conftest import ROOT, SAFETY_TIMEOUT_S, run_cli
 
@@ -44,13 +46,62 @@ def test_bench_quick_reports_all_figures():
     assert figures["chunks"] > 1 and figures["questions"] == 10
     assert figures["large_chunks"] > 10 * figures["chunks"] and figures["big_document_kb"] >= 20
     assert all(figures[k] > 0 for k in ("embed_chunks_per_s", "ask_p50_ms", "model_load_s", "floor_embed_ms"))
-    assert figures["ask_p50_ms"] <= figures["ask_p95_ms"] <= figures["ask_max_ms"]
     assert all(figures[k] is not None and figures[k] > 0 for k in RATIOS), {k: figures[k] for k in RATIOS}
+    assert_floors_and_ratios_are_their_parts(figures)
     assert figures["errors_c1"] == figures["errors_c4"] == figures["errors_c12"] == 0
     assert 0 < figures["hit_at_k"] <= 1 and 0 < figures["large_accuracy"] <= 1
     assert figures["serve_ready_rss_mb"] <= figures["rss_peak_mb"]
     assert figures["rps_c12_workers_2"] is None  # a full run measures it
     assert figures["upload_pdf_pages"] == 20 and figures["upload_pdf_chunks"] > 20  # the PDF answered, page cited
+
+
+# Each ratio the bench reports and the parts it is of, in the same run's figures (value / floor, rounded to 2 places).
+RATIO_PARTS = {
+    "ask_p50_ratio": ("ask_p50_ms", "floor_embed_ms"),
+    "ask_new_p50_ratio": ("ask_new_p50_ms", "floor_embed_ms"),
+    "ask_new_p50_answer_ratio": ("ask_new_p50_ms", "floor_answer_ms"),
+    "large_ask_p50_ratio": ("large_ask_p50_ms", "floor_embed_ms"),
+    "large_ask_new_p50_ratio": ("large_ask_new_p50_ms", "floor_embed_ms"),
+    "large_ask_new_p50_answer_ratio": ("large_ask_new_p50_ms", "floor_answer_ms"),
+    "large_ask_p50_vs_1": ("large_ask_p50_ms", "ask_p50_ms"),
+    "large_ask_new_p50_vs_1": ("large_ask_new_p50_ms", "ask_new_p50_ms"),
+    "ingest_vs_raw_encode": ("raw_encode_s", "ingest_s"),
+    "big_ask_p50_ratio": ("big_ask_p50_ms", "ask_p50_ms"),
+    "big_ask_max_ratio": ("big_ask_max_ms", "ask_p50_ms"),
+    "big_whole_p50_ratio": ("big_whole_p50_ms", "ask_p50_ms"),
+    "big_whole_max_ratio": ("big_whole_max_ms", "ask_p50_ms"),
+    "cold_serve_ratio": ("serve_first_200_s", "floor_start_s"),
+    "rps_c12_vs_embed_only": ("rps_c12", "embed_only_rps"),
+    "rps_c12_vs_c1": ("rps_c12", "rps_c1"),
+    "upload_pdf_vs_index_ratio": ("upload_pdf_first_answer_s", "index_pdf_s"),
+    "upload_pdf_vs_index_work_ratio": ("upload_pdf_first_answer_s", "index_pdf_work_s"),
+}
+
+
+def assert_floors_and_ratios_are_their_parts(figures: dict) -> None:
+    """Every floor and ratio is made of the figures it names, from the same run (a part wired to the wrong figure,
+    or a figure recorded after the ratio that reads it, fails here)."""
+    assert figures["floor_embed_ms"] == min(figures["embed_question_ms"], figures["embed_question_1thread_ms"])
+    assert figures["floor_answer_ms"] == round(figures["floor_embed_ms"] + figures["reader_pass_ms"], 1)
+    assert figures["embed_only_serial_rps"] == round(1000 / figures["floor_embed_ms"], 1)
+    assert figures["embed_only_rps"] == max(figures["embed_only_serial_rps"], figures["embed_only_c12_rps"])
+    parts = {k: (figures[value], figures[floor]) for k, (value, floor) in RATIO_PARTS.items()}
+    assert {k: figures[k] for k in parts} == {k: round(v / f, 2) for k, (v, f) in parts.items()}
+    encode_parse = figures["raw_encode_s"] + figures["raw_parse_s"]
+    assert figures["ingest_vs_raw_encode_parse"] == round(encode_parse / figures["ingest_s"], 2)
+    # the first cited answer to the uploaded PDF: the upload, then the question (each rounded on its own)
+    upload_then_ask = figures["upload_pdf_s"] + figures["upload_pdf_ask_ms"] / 1000
+    assert figures["upload_pdf_first_answer_s"] == pytest.approx(upload_then_ask, abs=0.011)
+    assert figures["large_documents"] == QUICK_DOCUMENTS + 1 and figures["scored_questions"] == len(article_items())
+
+
+def test_percentiles_ratios_and_milliseconds_on_known_values():
+    values = [50.0, 10.0, 40.0, 20.0, 30.0]  # unsorted: the percentile sorts
+    assert (pct(values, 50), pct(values, 95), pct(values, 100)) == (30.0, 48.0, 50.0)  # linear between ranks
+    assert pct([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert ratio(1.0, 3.0) == 0.33 and ratio(2.0, 3.0, digits=3) == 0.667
+    assert ratio(None, 3.0) is None and ratio(1.0, 0.0) is None and ratio(1.0, None) is None  # no floor: no ratio
+    assert ms(0.25) == 250.0 and ms(0.00004) == 0.0
 
 
 def test_distractors_are_deterministic_and_name_nothing_of_the_article(tmp_path):
