@@ -91,48 +91,33 @@ def vocabulary() -> Vocabulary:
     return load_vocabulary(ENGLISH_DIR, DOMAINS_DIR)
 
 
+# The English files, in the order load_vocabulary reads them, with the lists each must hold.
+ENGLISH_FILES: dict[str, set[str]] = {
+    "stop_words": {"keep_meaning", "about_the_document"},
+    "questions": {"wh_words", "auxiliaries", "time_nouns"},
+    "follow_ups": {"interjections", "leads", "bare_why", "auxiliaries", "determiners", "articles"},
+    "pronouns": {"person", "thing"},
+    "numbers": {"ordinals", "values"},
+    "contractions": {"is", "did", "are", "without_apostrophe"},
+    "people": set(PEOPLE_LISTS),
+    "irregular_verbs": {"past"},
+    "countries": {"countries"},
+    "entity_labels": {"names", "numbers"},
+    "guard": {"openers", "negations", "document_nouns", "citation_labels"},
+}
+
+
 def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
     """The vocabulary of the English files in `english_dir` and the domain files in `domains_dir` (all `*.toml`)."""
     en = _English(english_dir)
-    stop = en.file("stop_words", {"keep_meaning", "about_the_document"})
-    questions = en.file("questions", {"wh_words", "auxiliaries", "time_nouns"})
-    follow = en.file("follow_ups", {"interjections", "leads", "bare_why", "auxiliaries", "determiners", "articles"})
-    pronouns = en.file("pronouns", {"person", "thing"})
-    numbers = en.file("numbers", {"ordinals", "values"})
-    contractions = en.file("contractions", {"is", "did", "are", "without_apostrophe"})
-    people = en.file("people", set(PEOPLE_LISTS))
-    verbs = en.file("irregular_verbs", {"past"})
-    countries = en.file("countries", {"countries"})
-    labels = en.file("entity_labels", {"names", "numbers"})
-    guard = en.file("guard", {"openers", "negations", "document_nouns", "citation_labels"})
+    stop, questions, follow, pronouns, numbers, contractions, people, verbs, countries, labels, guard = (
+        en.file(name, keys) for name, keys in ENGLISH_FILES.items()
+    )
 
     person_words = {key: set(_words(people, key)) for key in PEOPLE_LISTS}
-    closed_classes: dict[str, frozenset[str]] = {}
-    domain_names = []
-    for path in sorted(domains_dir.glob("*.toml")):
-        domain = _File(path, _load(path))
-        domain.expect(set(), {"closed_classes", "people"})
-        classes = domain.sub("closed_classes") if "closed_classes" in domain.data else None
-        for name in classes.data if classes else ():
-            if name in closed_classes:
-                raise VocabularyError(f"{path}: the closed class {name!r} is listed by another domain too")
-            closed_classes[name] = frozenset(_words(classes, name))
-        if "people" in domain.data:
-            sub = domain.sub("people")
-            sub.expect(set(), set(PEOPLE_LISTS))
-            for key in PEOPLE_LISTS:
-                if key in sub.data:
-                    words = _words(sub, key)
-                    if again := person_words[key] & set(words):
-                        raise VocabularyError(f"{path}: people.{key} repeats {sorted(again)} of the English list")
-                    person_words[key] |= set(words)
-        domain_names.append(path.stem)
+    closed_classes, domain_names = _domains(domains_dir, person_words)
 
-    values = numbers.table("values")
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values.values()):
-        raise VocabularyError(f"{numbers.path}: [values] must map each word to a whole number")
-    number_words = {w: n for n, w in enumerate(_num_words[:SPACY_NUMBERS])} | {w: values[w] for w in values}
-    ordinal_numbers = {w: n for n, w in enumerate(_ordinal_words[:SPACY_NUMBERS], start=1)}
+    number_words, ordinal_numbers = _numbers(numbers)
     keep_meaning = frozenset(_words(stop, "keep_meaning"))
     about_the_document = frozenset(_words(stop, "about_the_document"))
     country_names = _mapping(countries, "countries", lower_values=False)
@@ -178,6 +163,40 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         closed_classes=MappingProxyType(closed_classes),
         domains=tuple(domain_names),
     )
+
+
+def _numbers(numbers: "_File") -> tuple[dict[str, int], dict[str, int]]:
+    """Number words and ordinals with their values: spaCy's first twenty of each, and the file's larger numbers."""
+    values = numbers.table("values")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values.values()):
+        raise VocabularyError(f"{numbers.path}: [values] must map each word to a whole number")
+    number_words = {w: n for n, w in enumerate(_num_words[:SPACY_NUMBERS])} | {w: values[w] for w in values}
+    return number_words, {w: n for n, w in enumerate(_ordinal_words[:SPACY_NUMBERS], start=1)}
+
+
+def _domains(domains_dir: Path, person_words: dict[str, set[str]]) -> tuple[dict[str, frozenset[str]], list[str]]:
+    """The closed classes of every domain file, and their names; their people words are added to `person_words`."""
+    closed_classes: dict[str, frozenset[str]] = {}
+    domain_names = []
+    for path in sorted(domains_dir.glob("*.toml")):
+        domain = _File(path, _load(path))
+        domain.expect(set(), {"closed_classes", "people"})
+        classes = domain.sub("closed_classes") if "closed_classes" in domain.data else None
+        for name in classes.data if classes else ():
+            if name in closed_classes:
+                raise VocabularyError(f"{path}: the closed class {name!r} is listed by another domain too")
+            closed_classes[name] = frozenset(_words(classes, name))
+        if "people" in domain.data:
+            sub = domain.sub("people")
+            sub.expect(set(), set(PEOPLE_LISTS))
+            for key in PEOPLE_LISTS:
+                if key in sub.data:
+                    words = _words(sub, key)
+                    if again := person_words[key] & set(words):
+                        raise VocabularyError(f"{path}: people.{key} repeats {sorted(again)} of the English list")
+                    person_words[key] |= set(words)
+        domain_names.append(path.stem)
+    return closed_classes, domain_names
 
 
 def alternatives(words: tuple[str, ...]) -> str:
