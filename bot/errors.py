@@ -6,7 +6,7 @@ configuration cannot work). `index` knows nothing of `bot`, so the tree and the 
 defined there and re-exported here: `ui/` imports errors from this module and never from `index/`.
 
 Two errors stay beside the commands that raise them, since importing them here would load what they need:
-`bot.eval.running.EvaluationError` and `bot.training.fine_tune.CheckpointError`, both `InputError`s.
+`bot.eval.items.EvaluationError` and `bot.training.fine_tune.CheckpointError`, both `InputError`s.
 """
 
 from index.errors import (
@@ -25,6 +25,7 @@ from index.pdf import PdfTextError
 from index.store import StoreUnavailableError
 
 __all__ = [
+    "BusyError",
     "ConflictError",
     "DocumentConflictError",
     "DocumentLoadError",
@@ -58,6 +59,10 @@ class LLMSetupError(SetupError, RuntimeError):
 
 class NotReadyError(UnavailableError):
     """The served bot has not answered its warm-up question yet."""
+
+
+class BusyError(UnavailableError):
+    """More requests wait for a model pass than the server takes (bot.batching): retry in a moment."""
 
 
 class DocumentConflictError(ConflictError):

@@ -197,7 +197,9 @@ def test_two_uploads_at_once_both_go_in(http, base_url):
 
     def upload(name: str) -> None:
         with httpx.Client(base_url=base_url, timeout=300) as client:
-            results[name] = client.post("/api/documents", files=[("files", (name, texts[name], "text/plain"))]).status_code
+            results[name] = client.post(
+                "/api/documents", files=[("files", (name, texts[name], "text/plain"))]
+            ).status_code
 
     threads = [threading.Thread(target=upload, args=(name,)) for name in texts]
     for t in threads:
@@ -254,7 +256,9 @@ def test_an_upload_killed_half_way_is_rolled_back_at_the_next_start(settings, tm
     assert library.counts() == counts
 
 
-@pytest.mark.parametrize(("uploads", "key", "status"), [("off", None, 403), ("off", "k-123", 401), ("on", "k-123", 401)])
+@pytest.mark.parametrize(
+    ("uploads", "key", "status"), [("off", None, 403), ("off", "k-123", 401), ("on", "k-123", 401)]
+)
 def test_who_may_change_the_documents(settings, served, uploads, key, status):
     guarded = settings.model_copy(update={"uploads": uploads, "api_key": key})
     with running(create_app(ServedBot(served.bot, guarded, warm=False, watch=False))) as url:

@@ -3,7 +3,6 @@ and 6): with the Chroma server down an upload is a 503 with a one-line reason an
 the documents and the chunk count are as before, and the same upload goes in); and with two `eventbot serve`
 processes over one Chroma server, a document added through one is answered by the other."""
 
-
 import httpx
 
 from bot.eval.bench import live_server

@@ -30,18 +30,22 @@ SILVER = "Sakamoto won the silver medal, finishing 1.91 points behind Liu."
 CAMERA = "Glenn then stood up and waved his hands in front of the lens to block the camera’s view."
 
 
-def answer(text: str, quotes: list[str] = (), abstained: bool = False, contexts: list[str] = (),
-           total_ms: float = 10.0) -> Answer:
+def answer(
+    text: str, quotes: list[str] = (), abstained: bool = False, contexts: list[str] = (), total_ms: float = 10.0
+) -> Answer:
     return Answer(
-        question="q", answer=text, abstained=abstained,
+        question="q",
+        answer=text,
+        abstained=abstained,
         citations=[Citation(n=n, source="a.txt", chunk_id=f"c{n}", quote=q) for n, q in enumerate(quotes, 1)],
         contexts=[Context(chunk_id=f"x{i}", source="a.txt", text=t, score=0.5) for i, t in enumerate(contexts)],
         timings_ms={"total": total_ms},
     )
 
 
-def item(id_: str = "i1", answers=("silver",), answerable: bool = True, evidence: str = SILVER,
-         kind: str = "factoid") -> EvalItem:
+def item(
+    id_: str = "i1", answers=("silver",), answerable: bool = True, evidence: str = SILVER, kind: str = "factoid"
+) -> EvalItem:
     return EvalItem(id=id_, question="q?", answers=list(answers), answerable=answerable, evidence=evidence, kind=kind)
 
 
@@ -191,8 +195,9 @@ def test_report_has_tables_failures_and_a_chart(tmp_path):
 
 def test_history_is_kept_with_the_item():
     history = [Turn(role="user", content="Who won silver?"), Turn(role="assistant", content="Sakamoto")]
-    follow = EvalItem(id="f", question="And her age?", answers=["25"], answerable=True, evidence="", kind="follow-up",
-                      history=history)
+    follow = EvalItem(
+        id="f", question="And her age?", answers=["25"], answerable=True, evidence="", kind="follow-up", history=history
+    )
     assert score_item(follow, answer("25 [1]", ["25-year-old Sakamoto"])).history[0]["content"] == "Who won silver?"
 
 
@@ -208,10 +213,33 @@ def evaluation_run(tmp_path_factory):
 
 def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
     result, out = evaluation_run
-    names = ["chat2_conversations", "chat2_qa", "chat3_conversations", "chat3_qa", "chat4_conversations", "chat4_qa",
-             "chat5_conversations", "chat5_qa", "chat6_conversations", "chat6_qa", "chat_conversations", "chat_qa",
-             "chess_qa", "cycling_qa", "event_qa", "event_qa_fresh", "event_qa_unseen", "marathon_qa", "newsdoc4_qa",
-             "newsdoc5_qa", "newsdoc6_qa", "newsdoc_qa", "tennis_qa", "yesno5_qa", "yesno6_qa"]
+    names = [
+        "chat2_conversations",
+        "chat2_qa",
+        "chat3_conversations",
+        "chat3_qa",
+        "chat4_conversations",
+        "chat4_qa",
+        "chat5_conversations",
+        "chat5_qa",
+        "chat6_conversations",
+        "chat6_qa",
+        "chat_conversations",
+        "chat_qa",
+        "chess_qa",
+        "cycling_qa",
+        "event_qa",
+        "event_qa_fresh",
+        "event_qa_unseen",
+        "marathon_qa",
+        "newsdoc4_qa",
+        "newsdoc5_qa",
+        "newsdoc6_qa",
+        "newsdoc_qa",
+        "tennis_qa",
+        "yesno5_qa",
+        "yesno6_qa",
+    ]
     assert [d["name"] for d in result["datasets"]] == names
     for d in result["datasets"]:
         items = d["results"]["default"]["items"]
@@ -244,8 +272,18 @@ FLOORS = {
     "chess_qa": {"accuracy": 0.52, "abstention_precision": 0.3, "abstention_recall": 0.95, "grounded_names": 1.0},
     "cycling_qa": {"accuracy": 0.41, "abstention_precision": 0.27, "abstention_recall": 0.85, "grounded_names": 1.0},
     "event_qa": {"accuracy": 0.48, "abstention_precision": 0.38, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "event_qa_fresh": {"accuracy": 0.38, "abstention_precision": 0.27, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "event_qa_unseen": {"accuracy": 0.41, "abstention_precision": 0.28, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "event_qa_fresh": {
+        "accuracy": 0.38,
+        "abstention_precision": 0.27,
+        "abstention_recall": 0.95,
+        "grounded_names": 1.0,
+    },
+    "event_qa_unseen": {
+        "accuracy": 0.41,
+        "abstention_precision": 0.28,
+        "abstention_recall": 0.95,
+        "grounded_names": 1.0,
+    },
     "marathon_qa": {"accuracy": 0.52, "abstention_precision": 0.36, "abstention_recall": 0.95, "grounded_names": 1.0},
     "newsdoc4_qa": {"accuracy": 0.46, "abstention_precision": 0.29, "abstention_recall": 0.95, "grounded_names": 1.0},
     "newsdoc5_qa": {"accuracy": 0.46, "abstention_precision": 0.21, "abstention_recall": 0.78, "grounded_names": 1.0},
@@ -256,12 +294,31 @@ FLOORS = {
     "yesno6_qa": {"accuracy": 0.12, "grounded_names": 1.0},
 }
 WRONG_RATE_CEILINGS = {
-    "chat2_conversations": 0.09, "chat2_qa": 0.04, "chat3_conversations": 0.04, "chat3_qa": 0.04,
-    "chat4_conversations": 0.09, "chat4_qa": 0.04, "chat5_conversations": 0.04, "chat5_qa": 0.04,
-    "chat_conversations": 0.09, "chat_qa": 0.04, "chess_qa": 0.04, "cycling_qa": 0.07, "event_qa": 0.04,
-    "event_qa_fresh": 0.04, "event_qa_unseen": 0.04, "marathon_qa": 0.04, "newsdoc4_qa": 0.04, "newsdoc5_qa": 0.08,
-    "newsdoc_qa": 0.04, "tennis_qa": 0.04, "yesno5_qa": 0.04, "chat6_qa": 0.07, "newsdoc6_qa": 0.08,
-    "chat6_conversations": 0.09, "yesno6_qa": 0.04,
+    "chat2_conversations": 0.09,
+    "chat2_qa": 0.04,
+    "chat3_conversations": 0.04,
+    "chat3_qa": 0.04,
+    "chat4_conversations": 0.09,
+    "chat4_qa": 0.04,
+    "chat5_conversations": 0.04,
+    "chat5_qa": 0.04,
+    "chat_conversations": 0.09,
+    "chat_qa": 0.04,
+    "chess_qa": 0.04,
+    "cycling_qa": 0.07,
+    "event_qa": 0.04,
+    "event_qa_fresh": 0.04,
+    "event_qa_unseen": 0.04,
+    "marathon_qa": 0.04,
+    "newsdoc4_qa": 0.04,
+    "newsdoc5_qa": 0.08,
+    "newsdoc_qa": 0.04,
+    "tennis_qa": 0.04,
+    "yesno5_qa": 0.04,
+    "chat6_qa": 0.07,
+    "newsdoc6_qa": 0.08,
+    "chat6_conversations": 0.09,
+    "yesno6_qa": 0.04,
 }
 
 
@@ -271,8 +328,9 @@ def test_eval_quality_floors(evaluation_run):
     for d in result["datasets"]:
         m = d["results"]["default"]["metrics"]["overall"]
         checks = FLOORS[d["name"]]
-        misses += [f"{d['name']} {key} {m[key]} < {bar:.2f}" for key, bar in checks.items()
-                   if m[key] is None or m[key] < bar]
+        misses += [
+            f"{d['name']} {key} {m[key]} < {bar:.2f}" for key, bar in checks.items() if m[key] is None or m[key] < bar
+        ]
         if m["wrong_rate"] > WRONG_RATE_CEILINGS[d["name"]]:
             misses.append(f"{d['name']} wrong_rate {m['wrong_rate']:.2f} > {WRONG_RATE_CEILINGS[d['name']]:.2f}")
     assert not misses, "; ".join(misses)

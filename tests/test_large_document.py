@@ -50,7 +50,8 @@ def large_bot(tmp_path_factory):
 
 def test_digest_is_long(large_bot):
     digest = next(p for p in large_bot.knowledge.sources if p.endswith("digest.txt"))
-    assert large_bot.knowledge.n > 30 * MAX_EMBEDDED_PER_QUESTION  # sentences in all: reading them would break the bounds
+    # sentences in all: reading them would break the bounds
+    assert large_bot.knowledge.n > 30 * MAX_EMBEDDED_PER_QUESTION
     assert digest
 
 

@@ -7,12 +7,12 @@ import pytest
 
 from bot.answer.decide import FEATURES, Answerability, Evidence, features
 from bot.answer.understand import asked_kind
-from bot.training.calibration import squad_f1
 from bot.eval.datasets import BOOLQ_DIR, SQUAD_DIR
-from bot.training.examples import Example, dev_set_examples
 from bot.reader.model import SpanReader
-from bot.training.fine_tune import IGNORE, TrainConfig, featurize, train
 from bot.settings import Settings
+from bot.training.calibration import squad_f1
+from bot.training.examples import Example, dev_set_examples
+from bot.training.fine_tune import IGNORE, TrainConfig, featurize, train
 from tests.conftest import ARTICLE
 
 STORY = (

@@ -90,8 +90,12 @@ def test_values_belong_to_their_clause(marathon, question, expected, not_expecte
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        pytest.param("What team does Julián Arbeláez ride for?", "Cordillera-Ruta", marks=NOT_YET),  # accents, a hyphenated team name
-        pytest.param("What did the Colombian say about settling for second?", "Second is not bad", marks=NOT_YET),  # the one Colombian
+        pytest.param(
+            "What team does Julián Arbeláez ride for?", "Cordillera-Ruta", marks=NOT_YET
+        ),  # accents, a hyphenated team name
+        pytest.param(
+            "What did the Colombian say about settling for second?", "Second is not bad", marks=NOT_YET
+        ),  # the one Colombian
         ("How much did Solvang earn for winning the stage?", "8,000 euros"),  # "The 26-year-old … collected"
         ("How cold was it at the top of the Col de Sarrat?", "7 degrees Celsius"),  # a name with a particle
         pytest.param("What date was the stage raced?", "12 June", marks=NOT_YET),  # a date, not "Sunday"
@@ -116,10 +120,14 @@ def test_what_it_cannot_tell_is_not_guessed(cycling, question):
     ("question", "expected"),
     [
         ("How many points behind the winner was Kaori?", "1.91"),  # a first name alone
-        pytest.param("Who ended up on top of the podium?", "Liu", marks=NOT_YET),  # results words the article does not use
+        pytest.param(
+            "Who ended up on top of the podium?", "Liu", marks=NOT_YET
+        ),  # results words the article does not use
         pytest.param("Who shielded Sakamoto from the camera?", "Glenn", marks=NOT_YET),  # "to block the camera's view"
         pytest.param("Which two American skaters comforted Sakamoto after her skate?", "Glenn", marks=NOT_YET),
-        pytest.param("What nickname does the article use for the American women's team?", "Blade Angels", marks=NOT_YET),
+        pytest.param(
+            "What nickname does the article use for the American women's team?", "Blade Angels", marks=NOT_YET
+        ),
         ("Did Glenn finish on the podium?", "fifth"),
         pytest.param("What medal did Sakamoto win at the previous Olympics?", "bronze", marks=NOT_YET),
     ],

@@ -18,8 +18,8 @@ from tqdm import tqdm
 
 from bot.answer.decide import CALIBRATION_FILE, FEATURES, MODEL_FILE, features
 from bot.eval.datasets import DEV_SETS_DIR, SQUAD_DIR, held_out_articles, squad_articles
-from bot.training.examples import boolq_examples
 from bot.settings import Settings
+from bot.training.examples import boolq_examples
 
 log = logging.getLogger(__name__)
 

@@ -64,7 +64,9 @@ def _figures(calibration: dict) -> str:
     """What it scores on held-out articles, alone and through the bot."""
     cv, gold = calibration["cross_validated"], calibration["reader_on_gold_paragraphs"]
     boolq = calibration["boolq_held_out"]
-    by_set = "\n".join(f"| {name} | {acc:.3f} | {wrong:.3f} |" for name, (acc, wrong) in cv["accuracy_wrong_by_set"].items())
+    by_set = "\n".join(
+        f"| {name} | {acc:.3f} | {wrong:.3f} |" for name, (acc, wrong) in cv["accuracy_wrong_by_set"].items()
+    )
     return f"""## Figures (held-out articles; SQuAD, Rajpurkar et al., CC BY-SA 4.0; BoolQ, Clark et al., CC BY-SA 3.0)
 
 The reader alone, handed each question's own paragraph, {gold["questions"]:,} questions, read in fp32 and in bf16:

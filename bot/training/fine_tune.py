@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from bot.reader.model import FROZEN, WEIGHTS_FILE, load_base, question_text, trained_state
 from bot.training.examples import (
     SQUAD_DIR,
     Example,
@@ -27,7 +28,6 @@ from bot.training.examples import (
     squad_train_examples,
     train_titles,
 )
-from bot.reader.model import FROZEN, WEIGHTS_FILE, load_base, question_text, trained_state
 from index.errors import InputError
 
 log = logging.getLogger(__name__)
