@@ -161,7 +161,7 @@ class Library:
         client = open_client(self.settings.index_dir, self.settings.chroma_url, self.settings.store_timeout_s)
         if not collection_exists(client, self.settings.collection):
             raise StoreUnavailableError("no index yet: run `eventbot index`")
-        return open_store(client, self.settings.collection, shared_embedder())
+        return open_store(client, self.settings.collection, shared_embedder(self.settings.embed_bf16))
 
     @contextmanager
     def changing(self) -> Iterator:

@@ -223,6 +223,15 @@ class Retriever:
         with self._lock:
             return [self._chunks[cid] for cid in wanted if cid in self._chunks]
 
+    def preload(self, ids: list[str]) -> list[Document]:
+        """Read these chunks into the cache (as many as it holds) and return them: the warm-up after start."""
+        got = self.store._collection.get(ids=ids, include=["documents", "metadatas"])
+        self._keep(got["ids"], got["documents"], got["metadatas"])
+        return [
+            Document(page_content=t, metadata=m | {"chunk_id": c})
+            for c, t, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        ]
+
     def _keep(self, ids: list[str], texts: list[str], metas: list[dict]) -> None:
         with self._lock:
             for cid, text, meta in zip(ids, texts, metas, strict=True):

@@ -43,6 +43,7 @@ class ServedBot:
         self.ready = False
         self._signature = self._read_signature(bot)
         self._stop = threading.Event()
+        self._preloading = threading.Event()
         self._swap_lock = threading.Lock()  # one rebuild at a time
         self._retired: list[tuple[float, Any]] = []  # (when, detached Chroma client) of bots swapped out
         if warm:
@@ -61,10 +62,25 @@ class ServedBot:
             log.warning("warm-up failed: %s", exc)
             return
         self.ready = True
+        self._preload(self.bot)
+
+    def _preload(self, bot: EventBot) -> None:
+        """Fill the bot's caches in the background (EventBot.preload) until it is done or swapped out."""
+        self._preloading.set()  # stops the preload of the bot served before
+        stop = self._preloading = threading.Event()
+
+        def run() -> None:
+            try:
+                log.info("preloaded the vectors of %d sentences", bot.preload(stop))
+            except Exception as exc:  # a store gone or a bot retired meanwhile: the caches fill as questions come
+                log.info("preload stopped: %s", exc)
+
+        threading.Thread(target=run, name="preload", daemon=True).start()
 
     def close(self) -> None:
-        """Stop watching the index."""
+        """Stop watching the index and preloading."""
         self._stop.set()
+        self._preloading.set()
 
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
         bot = self.bot  # this request answers with this bot, whatever is swapped in meanwhile
@@ -141,6 +157,7 @@ class ServedBot:
                 reattach_local_client(self.bot.settings.index_dir, replaced)
                 return seen
             self.bot, self._signature, self.ready = fresh, seen, True
+            self._preload(fresh)
             self._retire(replaced)
         log.info("index changed: serving a fresh bot (%s)", self._signature)
         return seen

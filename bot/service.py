@@ -1,6 +1,7 @@
 """The bot as one object the CLI, the API and the chat all share: open once, then ask many times."""
 
 import logging
+import threading
 import time
 import unicodedata
 from functools import cache
@@ -9,9 +10,10 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from bot.answer.answerer import ReaderAnswerer
+from bot.answer.corpus import Corpus, Knowledge
 from bot.answer.decide import CALIBRATION_FILE, Answerability
-from bot.answer.corpus import Knowledge
 from bot.answer.read import SentenceReader
+from bot.batching import BatchedEmbeddings, BatchedReader
 from bot.chain import build_chain
 from bot.conversation import condense_question
 from bot.errors import QuestionError, StoreUnavailableError
@@ -22,7 +24,7 @@ from bot.settings import Settings
 from bot.suggestions import example_questions
 from bot.types import Answer, Turn
 from bot.vectors import CachedEmbeddings
-from index.embeddings import load_embedder
+from index.embeddings import bf16_fast, load_embedder
 from index.embeddings import use_threads as use_threads  # for `eventbot serve`, which imports nothing of index/
 from index.loaders import load_documents
 from index.store import (
@@ -42,15 +44,27 @@ HISTORY_MESSAGE_FACTOR = 4  # a history message may be this many times as long a
 
 
 @cache
-def shared_embedder() -> Embeddings:
+def shared_embedder(bf16: bool) -> Embeddings:
     """The embedding model, loaded once per process."""
-    return load_embedder()
+    return load_embedder(bf16)
 
 
 @cache
-def shared_reader(weights: Path, max_tokens: int) -> SpanReader:
+def shared_reader(weights: Path, max_tokens: int, bf16: bool) -> SpanReader:
     """The span reader, loaded once per process."""
-    return SpanReader(weights, max_tokens)
+    return SpanReader(weights, max_tokens, bf16=bf16 and bf16_fast())
+
+
+@cache
+def shared_batched_embedder(bf16: bool, max_waiting: int) -> BatchedEmbeddings:
+    """The embedding model behind one batcher per process: concurrent requests share its passes."""
+    return BatchedEmbeddings(shared_embedder(bf16), max_waiting=max_waiting)
+
+
+@cache
+def shared_batched_reader(weights: Path, max_tokens: int, bf16: bool, max_waiting: int) -> BatchedReader:
+    """The span reader behind one batcher per process."""
+    return BatchedReader(shared_reader(weights, max_tokens, bf16), max_waiting=max_waiting)
 
 
 @cache
@@ -71,7 +85,7 @@ def build_index(
     client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)
     if reset and collection_exists(client, settings.collection):
         client.delete_collection(settings.collection)
-    store = open_store(client, settings.collection, shared_embedder())
+    store = open_store(client, settings.collection, shared_embedder(settings.embed_bf16))
     folders = [p for p in paths if p.is_dir()]  # what is no longer under an indexed folder is removed
     report = index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
     if not settings.chroma_url:  # learnt now, once, rather than by the first bot to start
@@ -163,12 +177,18 @@ class EventBot:
 
             generate = load_generator(settings)
         self.client = client
-        self.store = open_store(client, settings.collection, shared_embedder())
+        self.store = open_store(client, settings.collection, shared_embedder(settings.embed_bf16))
         chunks = collection_stats(client, settings.collection)["chunks"]
         if not chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
         self.knowledge, keywords = learn_index(settings, client, self.store)
-        vectors = CachedEmbeddings(shared_embedder(), settings.vector_cache_entries)
+        reader_args = (settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)
+        if settings.batch_passes:  # concurrent requests share model passes
+            embedder = shared_batched_embedder(settings.embed_bf16, settings.max_waiting)
+            reader = shared_batched_reader(*reader_args, settings.max_waiting)
+        else:
+            embedder, reader = shared_embedder(settings.embed_bf16), shared_reader(*reader_args)
+        self.vectors = vectors = CachedEmbeddings(embedder, settings.vector_cache_entries)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         chunk_starts = self.knowledge.chunk_starts
         around = lambda ps: self.retriever.around(ps, chunk_starts)  # noqa: E731
@@ -177,7 +197,7 @@ class EventBot:
             around,
             SentenceReader(
                 vectors,
-                shared_reader(settings.reader_weights, settings.reader_max_tokens),
+                reader,
                 settings.reader_windows,
             ),
             shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
@@ -196,6 +216,23 @@ class EventBot:
 
     def check_question(self, question: str, history: list[Turn] | None = None) -> str:
         return check_question(self.settings, question, history)
+
+    def preload(self, stop: threading.Event | None = None, batch: int = 32) -> int:
+        """Read the documents' chunks and embed their sentences into the caches, as far as the caches hold them, so
+        that a first question over a long document costs what a later one does (a served bot runs this in the
+        background after its warm-up; `stop` ends it early). Returns the sentences embedded."""
+        room = min(self.settings.chunk_cache_entries, self.settings.vector_cache_entries // 8)  # ~8 sentences a chunk
+        ids = [cid for starts in self.knowledge.chunk_starts.values() for _, cid in starts][:room]
+        embedded = 0
+        for at in range(0, len(ids), batch):
+            if stop is not None and stop.is_set():
+                break
+            chunks = self.retriever.preload(ids[at : at + batch])
+            corpus = Corpus(chunks, self.knowledge)
+            texts = [s.text for sentences in corpus.sentences.values() for s in sentences]
+            self.vectors.vectors(texts)
+            embedded += len(texts)
+        return embedded
 
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
         question = self.check_question(question, history)

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from bot.errors import (
+    BusyError,
     ConflictError,
     DocumentConflictError,
     DocumentLoadError,
@@ -50,6 +51,7 @@ EXPECTED: dict[type[EventbotError], tuple[int, int]] = {
     UnsupportedTypeError: (2, 415),
     StoreUnavailableError: (2, 503),
     NotReadyError: (2, 503),
+    BusyError: (2, 503),
     LLMSetupError: (2, 500),  # the server cannot work as configured: a fault of its own, logged
 }
 BRANCHES: dict[type[EventbotError], tuple[int, int]] = {

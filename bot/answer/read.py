@@ -12,6 +12,7 @@ from bot.answer.decide import Evidence
 from bot.answer.language import terms_of
 from bot.answer.linking import fold
 from bot.answer.understand import question_terms
+from bot.batching import BatchedReader
 from bot.reader.model import SpanReader
 from bot.types import Passage, Sentence
 from bot.vectors import CachedEmbeddings
@@ -32,7 +33,7 @@ class Reading:
 class SentenceReader:
     """The reader over the best `windows` sentences of the passages, each read with its neighbours."""
 
-    def __init__(self, vectors: CachedEmbeddings, reader: SpanReader, windows: int = 4):
+    def __init__(self, vectors: CachedEmbeddings, reader: SpanReader | BatchedReader, windows: int = 4):
         self.vectors, self.reader, self.windows = vectors, reader, windows
 
     def __call__(self, question: str, passages: list[Passage], corpus: Corpus, previous: str = "") -> Reading | None:
@@ -100,7 +101,6 @@ class SentenceReader:
             s.coverage = sum(w for t, w in weights.items() if t in held) / total
             s.score = 0.5 * s.dense + 0.5 * s.coverage
         return sorted(sentences, key=lambda s: s.score, reverse=True)
-
 
 
 def _window(corpus: Corpus, s: Sentence) -> tuple[str, int]:

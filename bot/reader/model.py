@@ -9,6 +9,7 @@ frozen and are taken from the installed MiniLM, so the shipped file stays small.
 
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,16 +105,52 @@ class SpanReader:
         self.has_yes_no = not YES_NO & set(missing)
         self.model.eval()
         self.max_tokens, self.bf16 = max_tokens, bf16
+        self._tokenizing = threading.Lock()
         log.info("reader loaded from %s", path)
 
     def read(self, question: str, texts: list[str], history: str = "") -> list[SpanGuess]:
         """The best span of each text (texts longer than the window are read in overlapping windows; the best
         window counts). One forward pass for all of them. `history`: the previous turn, read before the question."""
-        if not texts:
-            return []
-        enc = self.tokenizer(
-            [question_text(self.tokenizer, question, history)] * len(texts),
-            texts,
+        return self.read_many([(question, texts, history)])[0]
+
+    def read_many(self, requests: list[tuple[str, list[str], str]]) -> list[list[SpanGuess]]:
+        """`read` for several (question, texts, history) at once, in one forward pass."""
+        pairs = [(question_text(self.tokenizer, q, h), t, r) for r, (q, texts, h) in enumerate(requests) for t in texts]
+        guesses: list[list[SpanGuess]] = [[] for _ in requests]
+        if not pairs:
+            return guesses
+        with self._tokenizing:  # a fast tokenizer sets its padding and truncation per call: not thread-safe
+            enc = self._encode(pairs)
+        inputs = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            starts, ends, yes_no = self.model(**inputs)
+        yes = torch.softmax(yes_no.float(), dim=-1)[:, 1].tolist() if self.has_yes_no else [0.5] * len(starts)
+        first_pair = [0]  # the index of each request's first pair
+        for _, texts, _ in requests:
+            first_pair.append(first_pair[-1] + len(texts))
+        best: dict[int, SpanGuess] = {}  # by pair
+        for w in range(len(enc["input_ids"])):
+            pair = int(enc["overflow_to_sample_mapping"][w])
+            request = pairs[pair][2]
+            guess = decode_window(
+                pair - first_pair[request],
+                starts[w].float(),
+                ends[w].float(),
+                enc.sequence_ids(w),
+                enc["offset_mapping"][w].tolist(),
+                yes=yes[w],
+            )
+            if guess and (pair not in best or guess.margin > best[pair].margin):
+                best[pair] = guess
+        for pair in sorted(best):
+            guesses[pairs[pair][2]].append(best[pair])
+        return guesses
+
+    def _encode(self, pairs: list[tuple[str, str, int]]):
+        """(question, text) pairs as windows of at most max_tokens, overlapping by half where a text is longer."""
+        return self.tokenizer(
+            [q for q, _, _ in pairs],
+            [t for _, t, _ in pairs],
             truncation="only_second",
             max_length=self.max_tokens,
             stride=self.max_tokens // 2,
@@ -122,23 +159,6 @@ class SpanReader:
             padding=True,
             return_tensors="pt",
         )
-        inputs = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
-        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-            starts, ends, yes_no = self.model(**inputs)
-        yes = torch.softmax(yes_no, dim=-1)[:, 1].tolist() if self.has_yes_no else [0.5] * len(starts)
-        best: dict[int, SpanGuess] = {}
-        for w in range(len(enc["input_ids"])):
-            guess = decode_window(
-                int(enc["overflow_to_sample_mapping"][w]),
-                starts[w],
-                ends[w],
-                enc.sequence_ids(w),
-                enc["offset_mapping"][w].tolist(),
-                yes=yes[w],
-            )
-            if guess and (guess.text_index not in best or guess.margin > best[guess.text_index].margin):
-                best[guess.text_index] = guess
-        return [best[i] for i in sorted(best)]
 
 
 def decode_window(

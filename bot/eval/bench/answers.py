@@ -70,7 +70,7 @@ def _measure_reader_floor(f: dict, settings: Settings, reps: int) -> None:
     from bot.service import shared_reader
     from index.text import parse_document
 
-    reader = shared_reader(settings.reader_weights, settings.reader_max_tokens)
+    reader = shared_reader(settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)
     text = settings.corpus[0].read_text(encoding="utf-8")
     sentences = [s.text(text) for s in parse_document(text)]
     windows = [" ".join(sentences[i : i + 3]) for i in range(0, 3 * settings.reader_windows, 3)]

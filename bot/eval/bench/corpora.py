@@ -95,6 +95,9 @@ def measure_big_document(f: dict, root: Path, sizes: Sizes) -> None:
     f["big_chunks"] = report.chunks
     f["big_index_s"] = round(report.seconds, 1)
     bot = EventBot(settings)
+    t0 = time.perf_counter()
+    bot.preload()  # what a served bot does in the background right after its warm-up
+    f["big_preload_s"] = round(time.perf_counter() - t0, 1)
     items = article_items()
     questions = [i.question for i in items][: 10 if sizes.quick else None]
     first = []
@@ -103,6 +106,7 @@ def measure_big_document(f: dict, root: Path, sizes: Sizes) -> None:
         bot.ask(q)
         first.append(time.perf_counter() - t0)
     f["big_first_max_ms"] = ms(max(first))
+    f["big_first_p50_ms"] = ms(pct(first, 50))
     article_ms = [bot.ask(q).timings_ms["total"] for q in questions]
     whole = [bot.ask(q) for q in WHOLE_DOCUMENT_QUESTIONS]
     whole_ms = [a.timings_ms["total"] for a in whole]
@@ -115,6 +119,7 @@ def measure_big_document(f: dict, root: Path, sizes: Sizes) -> None:
     f["big_ask_max_ratio"] = ratio(f["big_ask_max_ms"], f["ask_p50_ms"])
     f["big_whole_p50_ratio"] = ratio(f["big_whole_p50_ms"], f["ask_p50_ms"])
     f["big_whole_max_ratio"] = ratio(f["big_whole_max_ms"], f["ask_p50_ms"])
+    f["big_first_max_ratio"] = ratio(f["big_first_max_ms"], f["ask_p50_ms"])
     del bot
 
 

@@ -58,7 +58,7 @@ def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Say) -> None:
 
     f = result.figures
     started = time.perf_counter()
-    embedder = shared_embedder()
+    embedder = shared_embedder(Settings().embed_bf16)
     f["model_load_s"] = round(time.perf_counter() - started, 2)
 
     say("floor: embedding one question, warm")

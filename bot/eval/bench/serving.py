@@ -47,6 +47,9 @@ def measure_server(f: dict, settings: Settings, sizes: Sizes) -> None:
         f["rss_peak_mb"] = server.peak_rss_mb()
     f["cold_serve_ratio"] = ratio(f["serve_first_200_s"], f["floor_start_s"])
     f["rps_c12_vs_embed_only"] = ratio(f["rps_c12"], f["embed_only_rps"])
+    floor = f.get("floor_answer_ms")  # one answer's model passes, one after another
+    f["answer_floor_rps"] = round(1000 / floor, 1) if floor else None
+    f["rps_c12_vs_answer_floor"] = ratio(f["rps_c12"], f["answer_floor_rps"])
     f["rps_c12_vs_c1"] = ratio(f["rps_c12"], f["rps_c1"])
 
 
