@@ -1,4 +1,4 @@
-"""Small, general English helpers the extractive answerer reasons with: sentences, terms, names, numbers."""
+"""Small, general English helpers the answer step reasons with: sentences, terms, names, numbers."""
 
 import re
 from functools import lru_cache
