@@ -195,11 +195,7 @@ class EventBot:
         self.answerer = ReaderAnswerer(  # the trained span reader and its learnt decision to answer
             self.knowledge,
             around,
-            SentenceReader(
-                vectors,
-                reader,
-                settings.reader_windows,
-            ),
+            SentenceReader(vectors, reader, settings.reader_windows),
             shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
         )
         self.answer = self.answerer  # (question, passages, previous turn) → Draft: the chain's answer step

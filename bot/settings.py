@@ -29,7 +29,7 @@ class Settings(BaseSettings):
     top_k: int = 6
     retriever: Literal["dense", "hybrid"] = "hybrid"
     vector_cache_entries: int = Field(
-        20_000, description="vectors (question, sentence, word) kept in memory at ask time; 1.5 KB each"
+        20_000, description="vectors (questions, sentences) kept in memory at ask time; 1.5 KB each"
     )
     chunk_cache_entries: int = Field(2_000, description="chunks read from the store kept in memory; ~5 KB each")
     serve_malloc_arenas: int = Field(

@@ -124,3 +124,16 @@ def test_no_index_yet_says_run_index(tmp_path):
     proc = run_cli("ask", "Who won?", env={"EVENTBOT_INDEX_DIR": str(tmp_path / "none")}, check=False)
     assert proc.returncode == 2
     assert "run `eventbot index`" in proc.stderr
+
+
+def test_after_the_preload_a_new_question_embeds_only_itself(settings):
+    """What a served bot does after its warm-up (EventBot.preload): the documents' sentences are embedded once, so a
+    first question reads them from the cache."""
+    from bot.service import EventBot
+
+    fresh = EventBot(settings.model_copy(update={"vector_cache_entries": 5_000}))
+    assert fresh.preload() > 20  # the article's sentences
+    before = fresh.vectors.misses
+    answer = fresh.ask("How old is Kaori Sakamoto?")
+    assert not answer.abstained
+    assert fresh.vectors.misses - before == 1  # the question; without the preload, each sentence it reads too
