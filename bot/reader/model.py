@@ -115,11 +115,13 @@ class SpanReader:
 
     def read_many(self, requests: list[tuple[str, list[str], str]]) -> list[list[SpanGuess]]:
         """`read` for several (question, texts, history) at once, in one forward pass."""
-        pairs = [(question_text(self.tokenizer, q, h), t, r) for r, (q, texts, h) in enumerate(requests) for t in texts]
         guesses: list[list[SpanGuess]] = [[] for _ in requests]
-        if not pairs:
-            return guesses
-        with self._tokenizing:  # a fast tokenizer sets its padding and truncation per call: not thread-safe
+        with self._tokenizing:  # a fast tokenizer sets its padding and truncation on every call: not thread-safe
+            pairs = [
+                (question_text(self.tokenizer, q, h), t, r) for r, (q, texts, h) in enumerate(requests) for t in texts
+            ]
+            if not pairs:
+                return guesses
             enc = self._encode(pairs)
         inputs = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
