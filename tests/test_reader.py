@@ -11,8 +11,9 @@ from bot.eval.datasets import BOOLQ_DIR, SQUAD_DIR
 from bot.reader.model import SpanReader
 from bot.settings import Settings
 from bot.training.calibration import squad_f1
-from bot.training.examples import Example, dev_set_examples
-from bot.training.fine_tune import IGNORE, TrainConfig, featurize, train
+from bot.training.examples import Example, user_question_examples
+from bot.training.fine_tune import IGNORE, TrainConfig, collate, featurize, shared_loss, train
+from bot.training.groups import group_of, groups_from_examples
 from tests.conftest import ARTICLE
 
 STORY = (
@@ -39,9 +40,12 @@ def shipped_reader() -> SpanReader:
 
 
 def test_a_few_training_steps_lower_the_loss_and_the_weights_load_and_read(tmp_path):
-    examples = dev_set_examples()[:24] + YES_NO_EXAMPLES  # spans and yes/no questions
-    config = TrainConfig(epochs=4, limit=32, batch_size=8, warmup=0.0, lr=3e-4)
-    report = train(config, tmp_path, examples, False, checkpoint_dir=tmp_path / "checkpoints")
+    import random
+
+    examples = user_question_examples()[:24] + YES_NO_EXAMPLES  # spans over whole documents and yes/no questions
+    groups = groups_from_examples(examples, {}, 0.0, random.Random(0))
+    config = TrainConfig(epochs=4, limit=32, batch_size=4, warmup=0.0, lr=3e-4)
+    report = train(config, tmp_path, groups, False, checkpoint_dir=tmp_path / "checkpoints")
     losses = [loss for _, loss in report["losses"]]
     assert report["steps"] == len(losses) >= 8 and report["yes_no"] == 8
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3 - 0.5  # it learns what it is shown
@@ -93,25 +97,56 @@ def test_an_interrupted_training_run_resumes_from_its_checkpoint(tmp_path):
     assert not checkpoint.exists()
 
 
-def test_featurize_marks_the_answer_tokens_the_first_token_when_there_is_none_and_the_yes_no_label():
+def test_a_question_is_read_over_the_windows_the_bot_reads_with_the_answer_where_it_is():
+    import random
+
+    document = ARTICLE.read_text(encoding="utf-8")
+    at = document.index("1.91 points")
+    group = group_of("how far behind liu was sakamoto", document, (at, at + 11), random.Random(0))
+    assert len(group.windows) == 4 and group.answerable
+    for window in group.windows:  # every window is a run of whole sentences of the document
+        assert window.text in document
+        assert all(window.text[a:b] == "1.91 points" for a, b in window.answers)
+    dropped = group_of("how far behind liu was sakamoto", document, (at, at + 11), random.Random(0), drop_answer=True)
+    assert not dropped.answerable and all("1.91" not in w.text for w in dropped.windows)
+
+
+def test_featurize_marks_the_answer_tokens_in_every_window_none_when_unanswerable_and_the_yes_no_label():
+    import random
+
     from transformers import AutoTokenizer
 
     from bot.reader.model import base_model_path
 
     tokenizer = AutoTokenizer.from_pretrained(base_model_path())
-    answerable, unanswerable = dev_set_examples()[:1], []
-    for ex in dev_set_examples():
-        if ex.answer_start is None:
-            unanswerable = [ex]
-            break
-    yes_no = YES_NO_EXAMPLES[:1]
-    windows = featurize(tokenizer, answerable + unanswerable + yes_no, 160, 64)
-    found = tokenizer.decode(windows[0]["input_ids"][windows[0]["start"] : windows[0]["end"] + 1])
-    assert found.lower().replace(" ", "") == answerable[0].answer.lower().replace(" ", "")
-    assert windows[0]["yes_no"] == IGNORE
-    assert (windows[1]["start"], windows[1]["end"], windows[1]["yes_no"]) == (0, 0, IGNORE)
-    assert (windows[2]["start"], windows[2]["yes_no"]) == (IGNORE, int(yes_no[0].yes_no))
-    assert all(len(w["input_ids"]) <= 160 for w in windows)
+    document = ARTICLE.read_text(encoding="utf-8")
+    at = document.index("Alysa Liu")
+    answerable = group_of("who won the gold medal", document, (at, at + 9), random.Random(0))
+    unanswerable = group_of("who won bronze", document, None, random.Random(0))
+    [yes_no] = groups_from_examples(YES_NO_EXAMPLES[:1], {}, 0.0, random.Random(0))
+    rows = featurize(tokenizer, [answerable, unanswerable, yes_no], 192)
+    marked = [w for w in rows[0]["windows"] if w["starts"]]
+    assert marked
+    for w in marked:
+        assert tokenizer.decode(w["input_ids"][w["starts"][0] : w["ends"][0] + 1]) == "alysa liu"
+    assert rows[0]["yes_no"] == IGNORE and not any(w["starts"] for w in rows[1]["windows"])
+    assert rows[2]["yes_no"] == int(yes_no.yes_no) and len(rows[2]["windows"]) == 1
+    batch = collate(rows)
+    assert batch["group"].tolist() == [0] * len(rows[0]["windows"]) + [1] * len(rows[1]["windows"]) + [2]
+
+
+def test_the_shared_loss_is_one_softmax_over_every_window_and_no_answer():
+    import math
+
+    import torch
+
+    logits = torch.tensor([[1.0, 2.0, 0.0], [3.0, 0.0, 2.0]])  # two windows; token 0 stands for no answer
+    context = torch.tensor([[False, True, True], [False, True, True]])
+    gold = torch.zeros(2, 3, dtype=torch.bool)
+    every = math.log(math.exp(2.0) + math.exp(2) + 1 + 1 + math.exp(2))  # no answer: the mean of 1 and 3
+    assert shared_loss(logits, context, gold).item() == pytest.approx(every - 2.0)
+    gold[0, 1] = gold[1, 2] = True  # the answer in both windows: both places count
+    assert shared_loss(logits, context, gold).item() == pytest.approx(every - math.log(2 * math.exp(2)))
 
 
 def test_follow_ups_are_read_after_the_previous_turn_with_its_name_made_a_pronoun():

@@ -296,6 +296,12 @@ def train_reader(
     epochs: Annotated[float, typer.Option("--epochs", help="Passes over the training windows.")] = 1.0,
     limit: Annotated[int | None, typer.Option("--limit", help="At most this many questions (a quick run).")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 13,
+    init: Annotated[
+        Path | None, typer.Option("--init", help="Start from these reader weights (e.g. the shipped ones).")
+    ] = None,
+    squad_questions: Annotated[
+        int, typer.Option("--squad-questions", help="SQuAD questions drawn for training (0: all).")
+    ] = 24_000,
     calibrate_only: CalibrateOnly = False,
     refit: Refit = False,
     calibrate: Calibrate = True,
@@ -309,7 +315,7 @@ def train_reader(
     from bot.reader.model import WEIGHTS_DIR, WEIGHTS_FILE
     from bot.training.calibration import calibrate as learn_when_to_answer
     from bot.training.card import write_card
-    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, train, training_examples
+    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, train, training_groups
 
     squad = data or SQUAD_DIR
     out = out or WEIGHTS_DIR
@@ -322,13 +328,20 @@ def train_reader(
     if calibrate_only and not (out / WEIGHTS_FILE).is_file():
         fail(f"no reader weights at {out / WEIGHTS_FILE} to calibrate: train first (without --calibrate-only)")
     if not calibrate_only:
-        config = TrainConfig(epochs=epochs, limit=limit, seed=seed, checkpoint_minutes=checkpoint_minutes)
+        config = TrainConfig(
+            epochs=epochs,
+            limit=limit,
+            seed=seed,
+            checkpoint_minutes=checkpoint_minutes,
+            init=str(init) if init else None,
+            squad_questions=squad_questions or None,
+        )
         report = train(
-            config, out, training_examples(config, squad), resume=resume, checkpoint_dir=checkpoints or CHECKPOINT_DIR
+            config, out, training_groups(config, squad), resume=resume, checkpoint_dir=checkpoints or CHECKPOINT_DIR
         )
         first, last = report["losses"][0][1], report["losses"][-1][1]
         typer.echo(
-            f"Trained {report['steps']} steps on {report['windows']} windows ({report['questions']} questions) "
+            f"Trained {report['steps']} steps on {report['windows']} windows of {report['questions']} questions "
             f"in {report['seconds']:.0f}s; loss {first:.2f} -> {last:.2f}; weights in {out}."
         )
     if not calibrate and not calibrate_only:

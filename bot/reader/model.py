@@ -130,9 +130,10 @@ class SpanReader:
         first_pair = [0]  # the index of each request's first pair
         for _, texts, _ in requests:
             first_pair.append(first_pair[-1] + len(texts))
+        window_pairs = enc["overflow_to_sample_mapping"].tolist()
+        null = shared_null(starts, ends, [pairs[p][2] for p in window_pairs])
         best: dict[int, SpanGuess] = {}  # by pair
-        for w in range(len(enc["input_ids"])):
-            pair = int(enc["overflow_to_sample_mapping"][w])
+        for w, pair in enumerate(window_pairs):
             request = pairs[pair][2]
             guess = decode_window(
                 pair - first_pair[request],
@@ -141,8 +142,9 @@ class SpanReader:
                 enc.sequence_ids(w),
                 enc["offset_mapping"][w].tolist(),
                 yes=yes[w],
+                null_score=null[request],
             )
-            if guess and (pair not in best or guess.margin > best[pair].margin):
+            if guess and (pair not in best or guess.score > best[pair].score):
                 best[pair] = guess
         for pair in sorted(best):
             guesses[pairs[pair][2]].append(best[pair])
@@ -171,8 +173,10 @@ def decode_window(
     offsets: list,
     top: int = 20,
     yes: float = 0.5,
+    null_score: float | None = None,
 ) -> SpanGuess | None:
-    """The highest-scoring span of context tokens (end ≥ start, at most MAX_ANSWER_TOKENS long) in one window."""
+    """The highest-scoring span of context tokens (end ≥ start, at most MAX_ANSWER_TOKENS long) in one window;
+    `null_score`: the no-answer score shared by all the windows read for the question (default: this window's)."""
     context = [i for i, s in enumerate(sequence_ids) if s == 1]
     if not context:
         return None
@@ -191,4 +195,14 @@ def decode_window(
     if best is None:
         return None
     score, si, ei = best
-    return SpanGuess(text_index, offsets[si][0], offsets[ei][1], score, float(starts[0] + ends[0]), yes)
+    null = float(starts[0] + ends[0]) if null_score is None else null_score
+    return SpanGuess(text_index, offsets[si][0], offsets[ei][1], score, null, yes)
+
+
+def shared_null(starts: torch.Tensor, ends: torch.Tensor, requests: list[int]) -> dict[int, float]:
+    """Each request's no-answer score, shared by all the windows read for it (as the reader was trained: one softmax
+    over every window's spans and the no-answer position, whose logits are the mean of the windows' first tokens)."""
+    index = torch.tensor(requests)
+    return {
+        r: float(starts[index == r, 0].float().mean() + ends[index == r, 0].float().mean()) for r in set(requests)
+    }

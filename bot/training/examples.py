@@ -1,9 +1,8 @@
 """Training and calibration examples for the reader: SQuAD questions (the 87,599 of SQuAD 1.1 train, and the dev
 articles by the split in `../shared/squad/split.json`), the project's own development sets (news of events) and
-BoolQ's yes/no questions, as (question, context, answer start, answer text), with no answer for the unanswerable
-ones. Two kinds are made from SQuAD's paragraphs: negatives shaped like what retrieval brings (a question with
-another paragraph of its own article) and follow-ups (a later question on the same paragraph whose subject became a
-pronoun, read after the earlier question and its answer)."""
+BoolQ's yes/no questions and the questions typed as users type them (`data/train/`), as (question, context, answer
+start, answer text), with no answer for the unanswerable ones. Follow-ups are made from SQuAD's paragraphs (a later
+question on the same paragraph whose subject became a pronoun, read after the earlier question and its answer)."""
 
 import gzip
 import json
@@ -15,15 +14,12 @@ from pathlib import Path
 
 from bot.eval.datasets import (
     BOOLQ_DIR,
-    DEFAULT_CORPUS,
     DEV_SETS_DIR,
     SQUAD_DIR,
     held_out_articles,
     squad_articles,
     squad_split,
 )
-
-SPAN_KINDS = {"factoid", "paraphrased", "fragment", "quote"}  # dev-set kinds whose answer is a phrase of the text
 
 
 @dataclass(frozen=True)
@@ -62,44 +58,6 @@ def train_titles(squad_dir: Path = SQUAD_DIR) -> list[str]:
     return [t for t in split["train_from_v2.0"] + split["train_from_v1.1"] if t not in held]
 
 
-def dev_set_examples(folder: Path = DEV_SETS_DIR, seed: int = 0) -> list[Example]:
-    """The development sets' single questions as reader examples: an answerable phrase question becomes the
-    paragraph holding its evidence with the first accepted answer found there; an unanswerable one is paired with a
-    paragraph of its document (the whole document does not answer it, so no paragraph does)."""
-    rng = random.Random(seed)
-    examples = []
-    for path in sorted(folder.glob("*.jsonl")):
-        docs = path.with_suffix("")
-        files = sorted(docs.glob("*.txt")) if docs.is_dir() else [DEFAULT_CORPUS]
-        paragraphs = [p.strip() for f in files for p in re.split(r"\n\s*\n", f.read_text()) if len(p.strip()) > 80]
-        for line in path.read_text().splitlines():
-            item = json.loads(line)
-            if "turns" in item or not paragraphs:
-                continue
-            if not item["answerable"]:
-                examples.append(Example(item["question"], rng.choice(paragraphs), None, "", path.stem))
-                continue
-            if item.get("kind") not in SPAN_KINDS or not item.get("evidence"):
-                continue
-            example = _answerable(item, paragraphs, path.stem)
-            if example:
-                examples.append(example)
-    return examples
-
-
-def _answerable(item: dict, paragraphs: list[str], name: str) -> Example | None:
-    for paragraph in paragraphs:
-        at = paragraph.find(item["evidence"])
-        if at < 0:
-            continue
-        for answer in item["answers"]:
-            hit = re.search(rf"\b{re.escape(answer)}\b", item["evidence"], re.IGNORECASE)
-            if hit:
-                start = at + hit.start()
-                return Example(item["question"], paragraph, start, paragraph[start : at + hit.end()], name)
-    return None
-
-
 def squad_train_examples(squad_dir: Path = SQUAD_DIR) -> list[list[list[Example]]]:
     """All of SQuAD 1.1 train (no article of it is in the dev files), as articles → paragraphs → questions."""
     with gzip.open(squad_dir / "train-v1.1.json.gz", "rt") as f:
@@ -128,23 +86,6 @@ def by_paragraph(examples: list[Example]) -> list[list[list[Example]]]:
     for ex in examples:
         articles.setdefault(ex.article, {}).setdefault(ex.context, []).append(ex)
     return [list(paragraphs.values()) for paragraphs in articles.values()]
-
-
-def retrieval_negatives(articles: list[list[list[Example]]], share: float, rng: random.Random) -> list[Example]:
-    """For `share` of the answerable questions, another paragraph of the same article: a passage retrieval could
-    bring, which does not hold the answer (checked: the answer's text is not in it)."""
-    negatives = []
-    for paragraphs in articles:
-        if len(paragraphs) < 2:
-            continue
-        for i, questions in enumerate(paragraphs):
-            for ex in questions:
-                if ex.answer_start is None or rng.random() >= share:
-                    continue
-                other = paragraphs[rng.choice([j for j in range(len(paragraphs)) if j != i])][0].context
-                if ex.answer.lower() not in other.lower():
-                    negatives.append(replace(ex, context=other, answer_start=None, answer=""))
-    return negatives
 
 
 PRONOUN_FOR = {"who": "they", "whom": "them", "whose": "their"}
@@ -188,3 +129,39 @@ def boolq_examples(held_out: bool, boolq_dir: Path = BOOLQ_DIR) -> list[Example]
         for r in rows
         if boolq_title_held_out(r["title"]) == held_out
     ]
+
+
+USER_QUESTIONS_DIR = DEV_SETS_DIR.parent / "train"  # data/train/<batch>/<document>.txt beside <document>.jsonl
+
+
+def user_question_examples(folder: Path = USER_QUESTIONS_DIR) -> list[Example]:
+    """Questions typed as users type them, written by people who read only the documents (never a set the project
+    measures on): each over its whole document, the answer at its first occurrence inside the evidence sentence. A
+    yes/no question is also a row for the yes/no head (its evidence sentence); a conversation's later turn is read
+    after the turn before (question and first answer)."""
+    examples = []
+    for questions in sorted(folder.glob("*/*.jsonl")):
+        document = questions.with_suffix(".txt").read_text()
+        name = f"{questions.parent.name}/{questions.stem}"
+        for line in questions.read_text().splitlines():
+            item = json.loads(line)
+            history = ""
+            for turn in item.get("turns", [item]):
+                examples += _user_examples(turn, document, name, history)
+                history = f"{turn['question']} {turn['answers'][0]}" if turn.get("answers") else turn["question"]
+    return examples
+
+
+def _user_examples(item: dict, document: str, name: str, history: str) -> list[Example]:
+    question = item["question"]
+    if not item.get("answerable"):
+        return [Example(question, document, None, "", name, history)]
+    at = document.find(item.get("evidence") or "\0")
+    answer = item["answers"][0] if item.get("answers") else ""
+    inside = item["evidence"].find(answer) if at >= 0 and answer else -1
+    made = []
+    if inside >= 0:
+        made.append(Example(question, document, at + inside, answer, name, history))
+    if item.get("yes_no") in ("yes", "no") and at >= 0:
+        made.append(Example(question, item["evidence"], None, "", name, history, yes_no=item["yes_no"] == "yes"))
+    return made

@@ -9,7 +9,7 @@ import logging
 import math
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
@@ -18,16 +18,15 @@ from tqdm import tqdm
 from bot.reader.model import FROZEN, WEIGHTS_FILE, load_base, question_text, trained_state
 from bot.training.examples import (
     SQUAD_DIR,
-    Example,
     boolq_examples,
     by_paragraph,
-    dev_set_examples,
     follow_ups,
-    retrieval_negatives,
     squad_examples,
     squad_train_examples,
     train_titles,
+    user_question_examples,
 )
+from bot.training.groups import Group, Window, article_documents, groups_from_examples, typed_like_chat
 from index.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -45,137 +44,156 @@ class TrainConfig:
     epochs: float = 1.0
     limit: int | None = None  # at most this many questions (a quick run)
     seed: int = 13
-    batch_size: int = 16
-    lr: float = 1e-4
+    batch_size: int = 4  # questions per step, each with all its windows (about 16 windows)
+    lr: float = 5e-5
     warmup: float = 0.06
     weight_decay: float = 0.01
-    max_tokens: int = 160
-    stride: int = 64  # tokens shared by consecutive windows of a long context
+    max_tokens: int = 192  # a window's tokens, question included (Settings.reader_max_tokens)
+    windows: int = 4  # windows read per question, as the bot reads them (Settings.reader_windows)
     squad_train: bool = True  # SQuAD 1.1 train (87,599 questions) beside the dev articles' train part
-    negative_share: float = 0.25  # this share of answerable questions also read against another paragraph
+    squad_questions: int | None = 24_000  # SQuAD questions drawn (None: all 100,000 or so)
+    other_paragraphs: int = 2  # a SQuAD question's document: its paragraph and this many others of its article
+    chat_typed_share: float = 0.3  # this share of SQuAD questions typed as in a chat (lowercase, a typo)
+    drop_share: float = 0.2  # this share of answerable questions lose the windows holding the answer
     follow_up_share: float = 0.15  # this share of consecutive question pairs also read as a conversation
-    boolq_repeats: int = 3  # BoolQ's yes/no questions are few (2,600 for training); they count three times
-    dev_set_repeats: int = 2  # the project's own news questions are few; they count twice
+    boolq_repeats: int = 2  # BoolQ's yes/no questions are few (2,600 for training)
+    user_question_repeats: int = 3  # questions typed as users type them (data/train) are few; they count thrice
+    init: str | None = None  # start from these weights (e.g. the shipped reader) instead of the plain MiniLM
     bf16: bool = True  # torch.autocast on the CPU's bf16 units (1.5x faster steps here)
     checkpoint_minutes: float = 8.0
 
 
-def training_examples(config: TrainConfig, squad_dir: Path = SQUAD_DIR) -> list[Example]:
-    """Every training question, shuffled by the seed: SQuAD (1.1 train and the dev articles' train part, never a
-    held-out or test article), negatives and follow-ups made from them, BoolQ's training titles, the dev sets."""
+def training_groups(config: TrainConfig, squad_dir: Path = SQUAD_DIR) -> list[Group]:
+    """Every training question as the windows the bot would read for it, shuffled by the seed: SQuAD (1.1 train and
+    the dev articles' train part, never a held-out or test article; a sample of `squad_questions`) over its
+    paragraph and others of its article, follow-ups made from them, BoolQ's training titles for the yes/no head, and
+    the questions typed as users type them over their whole documents. The development sets stay out: they judge."""
     rng = random.Random(config.seed)
     articles = by_paragraph(squad_examples(train_titles(squad_dir), squad_dir))
     if config.squad_train:
         articles += squad_train_examples(squad_dir)
     examples = [ex for paragraphs in articles for questions in paragraphs for ex in questions]
-    examples += retrieval_negatives(articles, config.negative_share, rng)
     examples += follow_ups(articles, config.follow_up_share, rng)
+    wanted = min(config.squad_questions or len(examples), config.limit or len(examples))
+    examples = rng.sample(examples, min(wanted, len(examples)))
+    examples = [
+        replace(ex, question=typed_like_chat(ex.question, rng)) if rng.random() < config.chat_typed_share else ex
+        for ex in examples
+    ]
+    documents = article_documents(articles, config.other_paragraphs, rng)
     examples += boolq_examples(held_out=False) * config.boolq_repeats
-    examples += dev_set_examples(seed=config.seed) * config.dev_set_repeats
-    rng.shuffle(examples)
-    return examples[: config.limit] if config.limit else examples
+    examples += user_question_examples() * config.user_question_repeats
+    groups = groups_from_examples(examples, documents, config.drop_share, rng)
+    rng.shuffle(groups)
+    return groups[: config.limit] if config.limit else groups
 
 
-def featurize(tokenizer, examples: list[Example], max_tokens: int, stride: int, seed: int = 0) -> list[dict]:
-    """One window of question + context per example, tokenized in batches: for an answer, one of the windows that
-    hold it (chosen by the seed, so the answer sits anywhere in a window) with its token positions; for no answer,
-    one window with the first token as the answer; for a yes/no question, the passage's first window and its label."""
-    rng = random.Random(seed)
-    windows = []
-    for at in range(0, len(examples), 512):
-        batch = examples[at : at + 512]
+def featurize(tokenizer, groups: list[Group], max_tokens: int) -> list[dict]:
+    """Each group's windows tokenized as the reader reads them (question, then window; cut to `max_tokens`), with
+    the token positions where its answer starts and ends in each window (none where a window does not hold all of
+    it)."""
+    rows = []
+    pairs = [(g, w) for g in groups for w in g.windows]
+    for at in range(0, len(pairs), 1024):
+        batch = pairs[at : at + 1024]
         enc = tokenizer(
-            [question_text(tokenizer, ex.question, ex.history) for ex in batch],
-            [ex.context for ex in batch],
+            [question_text(tokenizer, g.question, g.history) for g, _ in batch],
+            [w.text for _, w in batch],
             truncation="only_second",
             max_length=max_tokens,
-            stride=stride,
-            return_overflowing_tokens=True,
             return_offsets_mapping=True,
         )
-        per_example: dict[int, list[tuple[int, int, int]]] = {}
-        for w, i in enumerate(enc["overflow_to_sample_mapping"]):
-            per_example.setdefault(i, []).append((w, *_answer_tokens(batch[i], enc, w)))
-        for i, ex in enumerate(batch):
-            options = per_example.get(i, [])
-            holding = [o for o in options if o[1] > 0]
-            if not options:
-                continue
-            if ex.yes_no is not None:
-                w, start, end, yes_no = options[0][0], IGNORE, IGNORE, int(ex.yes_no)
-            elif ex.answer_start is not None and holding:
-                w, start, end = rng.choice(holding)
-                yes_no = IGNORE
-            elif ex.answer_start is None:
-                w, start, end, yes_no = rng.choice(options)[0], 0, 0, IGNORE
-            else:
-                continue  # the question is too long to leave the answer room
-            windows.append(
+        for i, (_, window) in enumerate(batch):
+            seq, offsets = enc.sequence_ids(i), enc["offset_mapping"][i]
+            starts, ends = _answer_tokens(window, seq, offsets)
+            rows.append(
                 {
-                    "input_ids": enc["input_ids"][w],
-                    "token_type_ids": enc["token_type_ids"][w],
-                    "start": start,
-                    "end": end,
-                    "yes_no": yes_no,
+                    "input_ids": enc["input_ids"][i],
+                    "token_type_ids": enc["token_type_ids"][i],
+                    "context": [j for j, s in enumerate(seq) if s == 1],
+                    "starts": starts,
+                    "ends": ends,
                 }
             )
-    return windows
+    features, at = [], 0
+    for g in groups:
+        windows = rows[at : at + len(g.windows)]
+        at += len(g.windows)
+        features.append({"windows": windows, "yes_no": IGNORE if g.yes_no is None else int(g.yes_no)})
+    return features
 
 
-def _answer_tokens(ex: Example, enc, w: int) -> tuple[int, int]:
-    """The answer's first and last token in window `w` (0, 0 when the window does not hold all of it)."""
-    if ex.answer_start is None:
-        return 0, 0
-    a_start, a_end = ex.answer_start, ex.answer_start + len(ex.answer)
-    seq, offsets = enc.sequence_ids(w), enc["offset_mapping"][w]
+def _answer_tokens(window: Window, seq: list, offsets: list) -> tuple[list[int], list[int]]:
+    """The tokens where the window's answers start and end (empty when none fits in the tokenized window)."""
     ctx = [i for i, s in enumerate(seq) if s == 1]
-    if not ctx or offsets[ctx[0]][0] > a_start or offsets[ctx[-1]][1] < a_end:
-        return 0, 0
-    start = next(i for i in ctx if offsets[i][1] > a_start)
-    end = next(i for i in reversed(ctx) if offsets[i][0] < a_end)
-    return start, end
+    starts, ends = [], []
+    for a_start, a_end in window.answers:
+        if not ctx or offsets[ctx[0]][0] > a_start or offsets[ctx[-1]][1] < a_end:
+            continue
+        starts.append(next(i for i in ctx if offsets[i][1] > a_start))
+        ends.append(next(i for i in reversed(ctx) if offsets[i][0] < a_end))
+    return starts, ends
 
 
-def collate(batch: list[dict]) -> dict[str, torch.Tensor]:
-    """Pads to the longest window of the batch (many windows are shorter than the maximum)."""
-    width = max(len(w["input_ids"]) for w in batch)
-    ids = torch.zeros(len(batch), width, dtype=torch.long)
-    types = torch.zeros_like(ids)
-    mask = torch.zeros_like(ids)
-    for i, w in enumerate(batch):
+def collate(batch: list[dict]) -> dict:
+    """The batch's windows padded to the longest, and per window its group, context tokens and answer tokens."""
+    windows = [w for g in batch for w in g["windows"]]
+    width = max(len(w["input_ids"]) for w in windows)
+    ids = torch.zeros(len(windows), width, dtype=torch.long)
+    types, mask = torch.zeros_like(ids), torch.zeros_like(ids)
+    context, starts, ends = (torch.zeros(len(windows), width, dtype=torch.bool) for _ in range(3))
+    group = []
+    for i, w in enumerate(windows):
         n = len(w["input_ids"])
-        ids[i, :n] = torch.tensor(w["input_ids"])
-        types[i, :n] = torch.tensor(w["token_type_ids"])
-        mask[i, :n] = 1
+        ids[i, :n], types[i, :n], mask[i, :n] = torch.tensor(w["input_ids"]), torch.tensor(w["token_type_ids"]), 1
+        context[i, w["context"]], starts[i, w["starts"]], ends[i, w["ends"]] = True, True, True
+    for g, item in enumerate(batch):
+        group += [g] * len(item["windows"])
     return {
         "input_ids": ids,
         "token_type_ids": types,
         "attention_mask": mask,
-        "start": torch.tensor([w["start"] for w in batch]),
-        "end": torch.tensor([w["end"] for w in batch]),
-        "yes_no": torch.tensor([w["yes_no"] for w in batch]),
+        "context": context,
+        "starts": starts,
+        "ends": ends,
+        "group": torch.tensor(group),
+        "yes_no": torch.tensor([item["yes_no"] for item in batch]),
     }
 
 
-def loss_of(model, batch: dict[str, torch.Tensor], bf16: bool) -> torch.Tensor:
-    """Span loss (start and end cross-entropy) on span rows plus yes/no cross-entropy on BoolQ rows."""
+def shared_loss(logits: torch.Tensor, context: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    """One softmax over the no-answer position (the mean of the windows' first-token logits) and every context token
+    of every window; minus the log of the probability of the gold positions (all places the answer sits, or no
+    answer when none)."""
+    null = logits[:, 0].mean().unsqueeze(0)
+    scores = torch.cat([null, logits[context]])
+    gold_scores = logits[gold] if gold.any() else null
+    return torch.logsumexp(scores, 0) - torch.logsumexp(gold_scores, 0)
+
+
+def loss_of(model, batch: dict, bf16: bool) -> torch.Tensor:
+    """Per span question, the shared-normalization loss of start and end over all its windows; per yes/no row, the
+    yes/no head's cross-entropy on its window's first token."""
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         starts, ends, yes_no = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
-    ce = torch.nn.functional.cross_entropy
-    loss = torch.zeros(())
-    if (batch["start"] != IGNORE).any():
-        loss = (
-            loss + (ce(starts, batch["start"], ignore_index=IGNORE) + ce(ends, batch["end"], ignore_index=IGNORE)) / 2
-        )
-    if (batch["yes_no"] != IGNORE).any():
-        loss = loss + ce(yes_no, batch["yes_no"], ignore_index=IGNORE)
-    return loss
+    losses = []
+    for g, label in enumerate(batch["yes_no"].tolist()):
+        rows = batch["group"] == g
+        if label != IGNORE:
+            first = int(rows.nonzero()[0])
+            losses.append(torch.nn.functional.cross_entropy(yes_no[first : first + 1], torch.tensor([label])))
+            continue
+        context = batch["context"][rows]
+        start = shared_loss(starts[rows], context, batch["starts"][rows])
+        end = shared_loss(ends[rows], context, batch["ends"][rows])
+        losses.append((start + end) / 2)
+    return torch.stack(losses).mean()
 
 
 def train(
     config: TrainConfig,
     out: Path,
-    examples: list[Example],
+    groups: list[Group],
     progress: bool = True,
     resume: bool = False,
     checkpoint_dir: Path = CHECKPOINT_DIR,
@@ -192,8 +210,10 @@ def train(
     model, tokenizer = load_base()
     for name, param in model.named_parameters():
         param.requires_grad = name not in FROZEN
-    windows = featurize(tokenizer, examples, config.max_tokens, config.stride, config.seed)
-    steps_per_epoch = math.ceil(len(windows) / config.batch_size)
+    if config.init:
+        _warm_start(model, Path(config.init))
+    questions = featurize(tokenizer, groups, config.max_tokens)
+    steps_per_epoch = math.ceil(len(questions) / config.batch_size)
     total = max(1, round(steps_per_epoch * config.epochs))
     optimizer, schedule = _optimizer(model, config, total)
     losses: list[tuple[int, float]] = []
@@ -201,13 +221,13 @@ def train(
     if resume:
         step, losses, seconds_before = _resume(checkpoint, config, model, optimizer, schedule)
         log.info("resuming at step %d of %d", step, total)
-    order = _batch_order(len(windows), config, total)
+    order = _batch_order(len(questions), config, total)
     model.train()
     started = last_save = time.perf_counter()
     bar = tqdm(total=total, initial=step, desc="training the reader", unit="step", disable=not progress)
     running = None
     while step < total:
-        loss = _step(model, optimizer, schedule, collate([windows[i] for i in order[step]]), config.bf16)
+        loss = _step(model, optimizer, schedule, collate([questions[i] for i in order[step]]), config.bf16)
         step += 1
         running = loss if running is None else 0.98 * running + 0.02 * loss
         losses.append((step, round(loss, 4)))
@@ -221,8 +241,7 @@ def train(
     save_file(trained_state(model), str(out / WEIGHTS_FILE))
     report = {
         "config": asdict(config),
-        **_data_counts(examples),
-        "windows": len(windows),
+        **_data_counts(groups),
         "steps": total,
         "seconds": round(seconds_before + time.perf_counter() - started, 1),
         "losses": losses,
@@ -275,13 +294,25 @@ def _resume(checkpoint: Path, config, model, optimizer, schedule) -> tuple[int, 
     return saved["step"], saved["losses"], saved.get("seconds", 0.0)
 
 
-def _data_counts(examples: list[Example]) -> dict[str, int]:
+def _data_counts(groups: list[Group]) -> dict[str, int]:
+    spans = [g for g in groups if g.yes_no is None]
     return {
-        "questions": len(examples),
-        "unanswerable": sum(e.answer_start is None and e.yes_no is None for e in examples),
-        "follow_ups": sum(bool(e.history) for e in examples),
-        "yes_no": sum(e.yes_no is not None for e in examples),
+        "questions": len(groups),
+        "windows": sum(len(g.windows) for g in groups),
+        "unanswerable": sum(not g.answerable for g in spans),
+        "follow_ups": sum(bool(g.history) for g in spans),
+        "yes_no": len(groups) - len(spans),
+        "typed_by_users": sum("/" in g.source for g in groups),
     }
+
+
+def _warm_start(model, weights: Path) -> None:
+    """Loads trained reader weights (as shipped: fp16, without the frozen word embeddings) into the model."""
+    from safetensors.torch import load_file
+
+    state = {k: v.float() for k, v in load_file(str(weights)).items()}
+    model.load_state_dict(state, strict=False)
+    log.info("warm-started from %s", weights)
 
 
 def _save_checkpoint(path: Path, config, model, optimizer, schedule, step, losses, seconds) -> None:
