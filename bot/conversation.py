@@ -14,6 +14,7 @@ The words these readings turn on (pronouns, leads, closed classes) are data: bot
 
 import re
 
+from bot.answer.reply import is_decline
 from bot.lang import alternatives, vocabulary
 from bot.types import Turn
 from index.text import parse
@@ -172,7 +173,7 @@ def _why(previous: str, answer: str) -> str | None:
     if root is None:
         return None
     wh = next((t for t in doc if t.lower_ in WH_WORDS), None)
-    short = phrase and len(phrase.split()) <= SHORT_ANSWER_WORDS and "doesn't say" not in phrase
+    short = phrase and len(phrase.split()) <= SHORT_ANSWER_WORDS and not is_decline(answer)
     if wh is not None and wh.dep_ in {"nsubj", "nsubjpass"} and short:
         rest = doc[root.i + 1 :].text
         if root.lemma_ == "be":

@@ -66,3 +66,72 @@ def test_yes_no_replies():
     [s] = sentences_of("However, Sakamoto plans to retire after the season.")
     assert yes_no_reply(True, s) == "Yes — Sakamoto plans to retire after the season."
     assert yes_no_reply(False, s).startswith("No — Sakamoto")
+
+
+def reading_of(text: str, span: str):
+    from bot.answer.decide import Evidence
+    from bot.answer.read import Reading
+
+    [s] = sentences_of(text)
+    at = text.index(span)
+    return Reading(span, s, Evidence(question="q", span=span, sentence=text, window=text), 0.5, at, at + len(span))
+
+
+def test_between_the_floor_and_the_threshold_the_reply_is_unsure_and_quotes_the_closest_sentence():
+    from bot.answer.decide import Decision
+    from bot.answer.reply import is_decline, unsure
+
+    text = "Amber Glenn finished fifth in the women's singles."
+    draft = unsure(1, reading_of(text, "fifth"), Decision(False, 0.4, 0.6, False, unsure=True))
+    assert draft.abstained and draft.short_answer is None and draft.confidence == 0.4
+    assert draft.text == f"I'm not sure; the closest the article comes is: “{text}” [1]"
+    assert [q.text for q in draft.quotes] == [text]
+    assert is_decline(draft.text) and is_decline("The documents don't say.") and is_decline("The article doesn't say.")
+    assert not is_decline("Fifth [1].") and not is_decline("No — The article doesn't say what she wore.")
+
+
+def test_decide_puts_a_reading_in_the_middle_only_between_floor_and_threshold():
+    from bot.answer.decide import Answerability
+
+    class Fixed:  # the trees' probability, fixed
+        def __init__(self, p):
+            self.p = p
+
+        def predict_proba(self, x):
+            import numpy as np
+
+            return np.array([[1 - self.p, self.p]])
+
+    evidence = reading_of("Amber Glenn finished fifth.", "fifth").evidence
+    for p, answer, middle in [(0.7, True, True), (0.5, False, True), (0.2, False, False)]:
+        decision = Answerability(Fixed(p), threshold=0.6, floor=0.3).decide(evidence, 0.5)
+        assert (decision.answer, decision.unsure) == (answer, middle)
+    assert not Answerability(Fixed(0.5), threshold=0.6).decide(evidence, 0.5).unsure  # no floor: no middle
+
+
+def test_a_sentence_reply_has_no_short_answer_a_span_reply_has_its_span():
+    from bot.answer.cite import cite
+    from bot.answer.decide import Decision
+    from bot.answer.reply import compose
+
+    class OneDocument:
+        def __init__(self, text, sentences):
+            self.texts, self.sentences = {"doc": text}, {"doc": sentences}
+
+    def answer(question, text, span):
+        reading = reading_of(text, span)
+        corpus = OneDocument(text, [reading.sentence])
+        draft = compose(question, reading, corpus, Decision(True, 0.9, 0.6, True))
+        state = {
+            "draft": draft,
+            "timings_ms": {},
+            "question": question,
+            "passages": [],
+            "standalone_question": question,
+        }
+        return cite(state)
+
+    text = "Glenn and Liu are known as the Blade Angels, a group of American skaters."
+    described = answer("tell me about the blade angels", text, "American")
+    assert described.answer == f"{text} [1]" and described.short_answer is None  # a describing sentence
+    assert answer("what are glenn and liu known as", text, "the Blade Angels").short_answer == "the Blade Angels"

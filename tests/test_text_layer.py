@@ -355,6 +355,15 @@ def test_condense_bare_why_asks_about_the_answer():
     assert condense_question("why?", history, people) == "Why did Sakamoto get silver?"
 
 
+@pytest.mark.parametrize(
+    "declined",
+    ["The documents don't say.", "The article doesn't say.", "I'm not sure; the closest the article comes is: “…” [1]"],
+)
+def test_condense_bare_why_after_a_decline_does_not_ask_about_the_decline(declined):
+    condensed = condense_question("why?", [user("Who got bronze?"), bot(declined)], people)
+    assert "say" not in condensed and "sure" not in condensed and "bronze" in condensed
+
+
 def test_condense_keeps_the_subject_over_a_chain_of_follow_ups():
     history = [user("Where did Sakamoto finish?"), bot("Second [1]."), user("and Glenn?"), bot("First [2].")]
     assert condense_question("how old is she", history, people).startswith("How old is Glenn")

@@ -1,6 +1,6 @@
 """The default answer step, no LLM, as its stages: read (bot.answer.read: the trained span reader over the sentences
 where the evidence is) → decide (bot.answer.decide: the learnt decision to answer or decline) → reply
-(bot.answer.reply: words the reply or the decline). The question arrives understood: linked to the documents'
+(bot.answer.reply: words the reply, an unsure reply quoting the closest sentence, or the decline). The question arrives understood: linked to the documents'
 spelling and standing alone (bot.answer.linking, bot.conversation); what it asks is read once (bot.answer.understand).
 Every answer cites a verbatim sentence."""
 
@@ -12,7 +12,7 @@ from langchain_core.documents import Document
 from bot.answer.corpus import Corpus, Knowledge
 from bot.answer.decide import Answerability
 from bot.answer.read import SentenceReader
-from bot.answer.reply import compose, decline
+from bot.answer.reply import compose, decline, unsure
 from bot.types import Draft, Passage, Sentence
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,10 @@ class ReaderAnswerer:
         if reading is None:
             return decline(corpus.documents, "nothing to read")
         decision = self.answerability.decide(reading.evidence, reading.yes)
+        if not decision.answer and decision.unsure:
+            log.info("unsure: %r in %r has p=%.2f < %.2f", reading.span, reading.sentence.text, decision.confidence,
+                     decision.threshold)  # fmt: skip
+            return unsure(corpus.documents, reading, decision)
         if not decision.answer:
             log.info("abstain: %r in %r has p=%.2f < %.2f", reading.span, reading.sentence.text, decision.confidence,
                      decision.threshold)  # fmt: skip

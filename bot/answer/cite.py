@@ -12,7 +12,7 @@ def cite(state: ChainState) -> Answer:
     return Answer(
         question=state["question"],
         answer=draft.text,
-        short_answer=None if draft.abstained else short_answer(draft),
+        short_answer=None if draft.abstained else draft.short_answer,  # a span reply's span, never a sentence's
         abstained=draft.abstained,
         confidence=None if draft.confidence is None else round(draft.confidence, 4),
         citations=[
@@ -27,13 +27,3 @@ def cite(state: ChainState) -> Answer:
         standalone_question=state["standalone_question"],
         timings_ms=timings,
     )
-
-
-def short_answer(draft: Draft) -> str | None:
-    """The bare answer as the document writes it: the reader's span, or the rule reader's phrase when it lies
-    verbatim in the first quote; None when there is none."""
-    if draft.short_answer is not None:
-        return draft.short_answer
-    if draft.phrase and draft.quotes and draft.phrase in draft.quotes[0].text:
-        return draft.phrase
-    return None

@@ -87,16 +87,18 @@ class Answerability:
 
     model: object  # a fitted sklearn classifier with predict_proba
     threshold: float
+    floor: float | None = None  # from here to the threshold the reply says it is unsure (None: no middle)
 
     @classmethod
     def load(cls, path: Path) -> "Answerability":
-        """`path` (answerability.json: the features, the threshold and the figures) and the trees beside it."""
+        """`path` (answerability.json: the features, the threshold, the floor and the figures) and the trees beside
+        it."""
         import joblib
 
         raw = json.loads(path.read_text())
         if raw["features"] != FEATURES:
             raise ValueError(f"{path} was fitted on other features: run `eventbot train-reader --calibrate-only`")
-        return cls(joblib.load(path.with_name(MODEL_FILE)), raw["threshold"])
+        return cls(joblib.load(path.with_name(MODEL_FILE)), raw["threshold"], raw.get("floor"))
 
     def probability(self, e: Evidence) -> float:
         return float(self.model.predict_proba(np.array([features(e)], dtype=float))[0, 1])
@@ -104,14 +106,19 @@ class Answerability:
     def decide(self, e: Evidence, yes: float) -> "Decision":
         """`yes`: the reader's yes/no head on the span's window."""
         p = self.probability(e)
-        return Decision(answer=p >= self.threshold, confidence=p, threshold=self.threshold, yes=yes >= YES)
+        floor = self.threshold if self.floor is None else min(self.floor, self.threshold)
+        return Decision(
+            answer=p >= self.threshold, confidence=p, threshold=self.threshold, yes=yes >= YES, unsure=floor <= p
+        )
 
 
 @dataclass(frozen=True)
 class Decision:
-    """Whether to answer, how sure, and for a yes/no question which way."""
+    """Whether to answer, how sure, and for a yes/no question which way. `unsure`: not sure enough to answer, but
+    near enough to say so and quote the closest sentence (between the floor and the threshold)."""
 
     answer: bool
     confidence: float
     threshold: float
     yes: bool
+    unsure: bool = False

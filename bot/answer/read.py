@@ -48,8 +48,8 @@ class SentenceReader:
         ranked = sorted(guesses, key=lambda g: g.margin, reverse=True)
         best = ranked[0]
         text, offset = windows[best.text_index]
-        start, end = offset + best.start, offset + best.end
         path = sentences[best.text_index].path
+        start, end = whole_words(corpus.texts[path], offset + best.start, offset + best.end)
         sentence = next(
             (replace(s) for s in corpus.sentences[path] if s.span.start <= start < s.span.end + 1),
             sentences[best.text_index],
@@ -108,6 +108,16 @@ def _window(corpus: Corpus, s: Sentence) -> tuple[str, int]:
     sents = corpus.sentences[s.path]
     first, last = sents[max(0, s.index - 1)], sents[min(len(sents) - 1, s.index + 1)]
     return corpus.texts[s.path][first.span.start : last.span.end], first.span.start
+
+
+def whole_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span grown to the words it cuts: the reader's tokens are word pieces, and a span may start or end inside
+    a word ("ilver" of "silver")."""
+    while 0 < start < len(text) and text[start - 1].isalnum() and text[start].isalnum():
+        start -= 1
+    while 0 < end < len(text) and text[end - 1].isalnum() and text[end].isalnum():
+        end += 1
+    return start, end
 
 
 def _overlaps(entity, start: int, end: int) -> bool:

@@ -8,6 +8,7 @@ for every reply shape:
 - a why/how question: the reason's span when it is a phrase, else its sentence;
 - a quotation is never cut: a span inside one grows to the whole quotation, and the reply names who said it;
 - a sentence reply never opens with a connective ("However, …", "But …");
+- unsure (between the decision's floor and its threshold): "I'm not sure; the closest the article comes is: “…” [1]";
 - a decline: "The article doesn't say." (or "The documents don't say." over several documents).
 """
 
@@ -157,10 +158,33 @@ def compose(question: str, reading: Reading, corpus: Corpus, decision: Decision)
     return draft(f"{capitalized(reading.span)} [1].", short_answer=reading.span)
 
 
+DECLINES = ("The article doesn't say.", "The documents don't say.")
+UNSURE = ("I'm not sure; the closest the article comes is: ", "I'm not sure; the closest the documents come is: ")
+
+
 def decline(documents: int, reason: str, confidence: float | None = None, evidence: Evidence | None = None) -> Draft:
     """ "The article doesn't say." (or "The documents don't say." when `documents` > 1), with why, for the log."""
-    subject = "article doesn't" if documents <= 1 else "documents don't"
-    return Draft(f"The {subject} say.", True, [], reason=reason, confidence=confidence, evidence=evidence)
+    return Draft(DECLINES[documents > 1], True, [], reason=reason, confidence=confidence, evidence=evidence)
+
+
+def unsure(documents: int, reading: Reading, decision: Decision) -> Draft:
+    """ "I'm not sure; the closest the article comes is: “…” [1]": not an answer (abstained), but the sentence
+    nearest to one, quoted, so that the user can judge it."""
+    text = f"{UNSURE[documents > 1]}“{reading.sentence.text.strip()}” [1]"
+    return Draft(
+        text,
+        True,
+        [reading.sentence],
+        reason=f"unsure: p={decision.confidence:.2f}",
+        confidence=decision.confidence,
+        evidence=reading.evidence,
+    )
+
+
+def is_decline(reply: str) -> bool:
+    """Whether a reply (as a conversation's history holds it) is one of the declines or unsure replies above: it
+    answered nothing a follow-up could build on."""
+    return reply.strip() in DECLINES or reply.lstrip().startswith(UNSURE)
 
 
 def _cuts(reading: Reading, quotation: Quotation) -> bool:

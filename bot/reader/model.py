@@ -203,6 +203,4 @@ def shared_null(starts: torch.Tensor, ends: torch.Tensor, requests: list[int]) -
     """Each request's no-answer score, shared by all the windows read for it (as the reader was trained: one softmax
     over every window's spans and the no-answer position, whose logits are the mean of the windows' first tokens)."""
     index = torch.tensor(requests)
-    return {
-        r: float(starts[index == r, 0].float().mean() + ends[index == r, 0].float().mean()) for r in set(requests)
-    }
+    return {r: float(starts[index == r, 0].float().mean() + ends[index == r, 0].float().mean()) for r in set(requests)}

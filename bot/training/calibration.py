@@ -24,6 +24,7 @@ from bot.training.examples import boolq_examples
 log = logging.getLogger(__name__)
 
 WRONG_COST = 2.0  # a wrong answer costs twice what a right one gains
+UNSURE_RIGHT = 0.4  # an unsure reply quotes the closest sentence where the best span is right this often
 
 
 def squad_f1(prediction: str, gold: str) -> float:
@@ -162,12 +163,13 @@ def fit_cross_validated(x: np.ndarray, y: np.ndarray, groups: list[str]):
     return classifier().fit(x, y), oof
 
 
-def write_model(out: Path, model, threshold: float, **figures) -> None:
-    """What bot.answer.decide.Answerability.load reads: the trees, and the features, threshold and figures."""
+def write_model(out: Path, model, threshold: float, floor: float | None = None, **figures) -> None:
+    """What bot.answer.decide.Answerability.load reads: the trees, and the features, threshold, floor and figures."""
     import joblib
 
     joblib.dump(model, out / MODEL_FILE, compress=3)
-    report = {"features": FEATURES, "threshold": round(float(threshold), 2), **figures}
+    floor = threshold if floor is None else floor
+    report = {"features": FEATURES, "threshold": round(float(threshold), 2), "floor": round(float(floor), 2), **figures}
     (out / CALIBRATION_FILE).write_text(json.dumps(report, indent=1))
 
 
@@ -225,9 +227,9 @@ def calibrate(out: Path, squad_dir: Path = SQUAD_DIR, limit: int | None = None, 
         gold = gold_paragraph_figures(out / "reader.safetensors", squad_dir, limit, settings.reader_max_tokens)
         boolq = boolq_figures(out / "reader.safetensors", settings.reader_max_tokens)
 
-    model, threshold, figures = fit_answerability(rows)
+    model, threshold, floor, figures = fit_answerability(rows)
     report = {"reader_on_gold_paragraphs": gold, "boolq_held_out": boolq, "cross_validated": figures}
-    write_model(out, model, threshold, **report)
+    write_model(out, model, threshold, floor=floor, **report)
     return report
 
 
@@ -246,6 +248,7 @@ def fit_answerability(rows: list[dict]):
         round(float(t), 2): by_group(dev_rows, *outcomes(dev_rows, oof[dev], t)) for t in np.linspace(0, 0.95, 39)
     }
     threshold = max(choices, key=lambda t: utility(choices[t]))
+    floor = unsure_floor(oof[dev], np.array([r["right"] for r in dev_rows], dtype=bool), threshold)
     answered = oof >= threshold
     squad = [i for i, r in enumerate(read) if r["group"] == "squad"]
     squad_rows = [read[i] for i in squad]
@@ -265,4 +268,19 @@ def fit_answerability(rows: list[dict]):
             "squad"
         ),
     }
-    return model, threshold, figures
+    band = (oof[dev] >= floor) & (oof[dev] < threshold)
+    figures["unsure_floor"] = floor
+    figures["unsure_share_development_sets"] = round(float(band.mean()), 3)
+    figures["unsure_right_development_sets"] = round(float(y[dev][band].mean()), 3) if band.any() else None
+    return model, threshold, floor, figures
+
+
+def unsure_floor(p: np.ndarray, right: np.ndarray, threshold: float) -> float:
+    """The lowest probability from which, up to the threshold, the reader's best span is still right at least
+    UNSURE_RIGHT of the time (out of fold, on the development sets): there a reply says it is unsure and quotes the
+    closest sentence rather than declining. The threshold itself when no such band exists."""
+    for t in np.linspace(0, threshold, 20, endpoint=False):
+        band = (p >= t) & (p < threshold)
+        if band.sum() >= 10 and right[band].mean() >= UNSURE_RIGHT:
+            return round(float(t), 2)
+    return threshold

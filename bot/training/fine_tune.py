@@ -56,7 +56,7 @@ class TrainConfig:
     chat_typed_share: float = 0.3  # this share of SQuAD questions typed as in a chat (lowercase, a typo)
     drop_share: float = 0.2  # this share of answerable questions lose the windows holding the answer
     follow_up_share: float = 0.15  # this share of consecutive question pairs also read as a conversation
-    boolq_repeats: int = 2  # BoolQ's yes/no questions are few (2,600 for training)
+    boolq_repeats: int = 1  # BoolQ's yes/no questions (2,600 for training)
     user_question_repeats: int = 3  # questions typed as users type them (data/train) are few; they count thrice
     init: str | None = None  # start from these weights (e.g. the shipped reader) instead of the plain MiniLM
     bf16: bool = True  # torch.autocast on the CPU's bf16 units (1.5x faster steps here)

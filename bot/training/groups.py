@@ -64,7 +64,9 @@ def sentences_of(text: str) -> list[tuple[int, int]]:
     spans = []
     for paragraph in re.finditer(r"[^\n]+", text):
         doc = _sentencizer()(paragraph.group())
-        spans += [(paragraph.start() + s.start_char, paragraph.start() + s.end_char) for s in doc.sents if s.text.strip()]
+        spans += [
+            (paragraph.start() + s.start_char, paragraph.start() + s.end_char) for s in doc.sents if s.text.strip()
+        ]
     return spans
 
 
@@ -153,9 +155,7 @@ def groups_from_examples(
     return groups
 
 
-def article_documents(
-    articles: list[list[list[Example]]], others: int, rng: random.Random
-) -> dict[str, str]:
+def article_documents(articles: list[list[list[Example]]], others: int, rng: random.Random) -> dict[str, str]:
     """For each SQuAD paragraph, a document of it and `others` other paragraphs of its article in random order: the
     several chunks of one document retrieval brings."""
     documents = {}
