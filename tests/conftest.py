@@ -66,3 +66,17 @@ def run_cli(*args: str, env: dict | None = None, check: bool = True) -> subproce
     if check and proc.returncode != 0:
         raise AssertionError(f"eventbot {' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
     return proc
+
+
+def assert_not_answered(answer, document: str = "") -> None:
+    """An answer object (or its JSON) that answers nothing: a decline without citations, or an unsure reply that says
+    so and quotes the closest sentence verbatim (`document`, when given); never a short answer."""
+    get = answer.get if isinstance(answer, dict) else lambda k: getattr(answer, k)
+    text, citations = get("answer"), get("citations")
+    assert get("abstained") and get("short_answer") is None, text
+    if text.startswith("I'm not sure"):
+        assert len(citations) == 1, text
+        quote = citations[0]["quote"] if isinstance(citations[0], dict) else citations[0].quote
+        assert f"“{quote.strip()}”" in text and (not document or quote in document)
+    else:
+        assert text.startswith(("The article doesn't say", "The documents don't say")) and citations == [], text

@@ -15,7 +15,7 @@ import pytest
 
 from bot.served import ServedBot
 from bot.types import Answer, Turn
-from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S, run_cli
+from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S, assert_not_answered, run_cli
 from ui.chat import from_text, respond, to_turns
 from ui.server import bind, create_app, make_server, url_of
 
@@ -130,7 +130,7 @@ def test_history_passes_through(http, bot):
 def test_unanswerable_question_abstains_with_200(http):
     r = http.post("/api/ask", json={"question": "What did Amber Glenn eat for breakfast?"})
     assert r.status_code == 200
-    assert r.json()["abstained"] is True and r.json()["citations"] == []
+    assert_not_answered(r.json())
 
 
 LONG = "word " * 1000  # 5000 characters, over the 2000 default

@@ -229,10 +229,11 @@ def train(
     while step < total:
         loss = _step(model, optimizer, schedule, collate([questions[i] for i in order[step]]), config.bf16)
         step += 1
-        running = loss if running is None else 0.98 * running + 0.02 * loss
+        if math.isfinite(loss):
+            running = loss if running is None else 0.98 * running + 0.02 * loss
         losses.append((step, round(loss, 4)))
         bar.update(1)
-        bar.set_postfix(loss=f"{running:.3f}")
+        bar.set_postfix(loss=f"{running:.3f}" if running is not None else "nan")
         if time.perf_counter() - last_save > config.checkpoint_minutes * 60 and step < total:
             elapsed = seconds_before + time.perf_counter() - started
             _save_checkpoint(checkpoint, config, model, optimizer, schedule, step, losses, elapsed)
@@ -262,8 +263,14 @@ def _optimizer(model, config: TrainConfig, total: int):
 
 
 def _step(model, optimizer, schedule, batch: dict[str, torch.Tensor], bf16: bool) -> float:
-    """One optimisation step (gradient clipped at 1.0); the batch's loss."""
+    """One optimisation step (gradient clipped at 1.0); the batch's loss. A loss that is not finite is not stepped
+    on (one would make every weight NaN), and says so."""
     loss = loss_of(model, batch, bf16)
+    if not torch.isfinite(loss):
+        log.warning("a batch's loss is %s: skipped", loss.item())
+        optimizer.zero_grad()
+        schedule.step()
+        return float("nan")
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()

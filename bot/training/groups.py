@@ -116,6 +116,8 @@ def group_of(
             chosen = chosen[:k]
         elif holding and not any(w in holding for w in chosen):
             chosen[-1] = rng.choice(holding)
+    if not chosen:  # a document of a sentence or two, all of it holding the answer: nothing is left to decline from
+        return None
     rng.shuffle(chosen)
     windows = []
     for _, a, b in chosen:
