@@ -151,6 +151,9 @@ def compose(question: str, reading: Reading, corpus: Corpus, decision: Decision)
         sentences = [s for s in corpus.sentences[path] if s.span.start < quotation.end and quotation.start < s.span.end]
         quoted = corpus.texts[path][quotation.start : quotation.end]
         quotes = [_with_chunk(s, reading.sentence.chunk_id) for s in sentences] or [reading.sentence]
+        if quotation.speaker and not any(quotation.speaker in q.text for q in quotes):  # named the sentence before
+            before = [s for s in corpus.sentences[path] if s.index == quotes[0].index - 1]
+            quotes = [_with_chunk(s, reading.sentence.chunk_id) for s in before] + quotes
         markers = ", ".join(str(n) for n in range(1, len(quotes) + 1))
         return replace(draft(f"{end_with_stop(quotation_reply(quoted, quotation.speaker))} [{markers}]"), quotes=quotes)
     if (kind in SENTENCE_KINDS and (kind == "describe" or len(reading.span.split()) < 2)) or not reading.span:

@@ -24,7 +24,7 @@ from bot.training.examples import boolq_examples
 log = logging.getLogger(__name__)
 
 WRONG_COST = 2.0  # a wrong answer costs twice what a right one gains
-UNSURE_RIGHT = 0.4  # an unsure reply quotes the closest sentence where the best span is right this often
+UNSURE_RIGHT = 0.5  # an unsure reply quotes the closest sentence where the best span is right this often
 
 
 def squad_f1(prediction: str, gold: str) -> float:
