@@ -20,7 +20,7 @@ from ui.chat import from_text, respond, to_turns
 from ui.server import bind, create_app, make_server, url_of
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
-GOLD = "Who won the gold medal?"
+GOLD = "Who consoled Sakamoto?"
 SILVER_TURNS = [
     {"role": "user", "content": "Who won silver?"},
     {"role": "assistant", "content": "Kaori Sakamoto won the silver medal [1]."},

@@ -68,11 +68,11 @@ def test_index_and_ask_through_a_chroma_server(chroma_url, tmp_path):
     assert again["added"] == 0 and again["unchanged"] == first["chunks"]
     assert not (tmp_path / "unused").exists()  # nothing was written locally
 
-    answer = json.loads(run_cli("ask", "--json", "Who won the gold medal?", env=env).stdout)
+    answer = json.loads(run_cli("ask", "--json", "Who consoled Sakamoto?", env=env).stdout)
     assert "Alysa Liu" in answer["answer"]
     assert answer["citations"][0]["quote"] in ARTICLE.read_text(encoding="utf-8")
 
     proc.terminate()
     proc.wait(timeout=SAFETY_TIMEOUT_S)
-    down = run_cli("ask", "Who won the gold medal?", env=env, check=False)
+    down = run_cli("ask", "Who consoled Sakamoto?", env=env, check=False)
     assert down.returncode == 2 and "cannot reach the Chroma server" in down.stderr

@@ -23,7 +23,7 @@ from ui.server import create_app
 
 # Questions the trained reader answers well above its threshold (0.65) and declines without their document; it
 # declines plain "Who won the Harbour Regatta?" on this short PDF (p 0.54), so the winner is asked for otherwise.
-ARTICLE_QUESTION = "How old is Kaori Sakamoto?"  # "25", p 0.87 (the article's "Who won the gold medal?" is p 0.67)
+ARTICLE_QUESTION = "How old is Sakamoto?"  # "25", p 0.94 (issue 30's reader is unsure of "How old is Kaori Sakamoto?")
 REGATTA_QUESTION = "Who was the winner of the Harbour Regatta?"  # "Ines Moreau", page 2, p 0.82; p 0.12 without it
 REGATTA_ANSWER = "Ines Moreau"
 MUSEUM_QUESTION = "Who drew the maps that the new museum in Valemont opened with?"  # "Rosa Lindqvist", p 0.79

@@ -250,75 +250,93 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
     assert (out / "report.png").read_bytes()[:4] == b"\x89PNG"
 
 
-# Regression floors and wrong-rate ceilings (answered, but wrong), a little beyond what the bot measured on 2026-12-02
-# when issue 22 made the trained reader the only one (its decision to answer fitted on these sets' readings, so these
-# are not what a user meets: out of fold the same sets average 0.36 accuracy with 0.023 wrong; first-sight figures
-# are in data/eval/FIRST_SIGHT.md). event_qa and marathon_qa were the first development sets; the others were written
-# blind by helpers who never saw the code, each scored once before use (rounds 1-6). A yes/no item (`"yes_no"`) is
-# right only when the reply opens with the right "Yes" or "No". Raise these as the answerer improves, never lower them.
+# Regression floors and wrong-rate ceilings (answered, but wrong), a little beyond what the bot measured on 2026-12-03
+# with issue 30's reader (its decision to answer fitted on these sets' readings, so these are not what a user meets:
+# out of fold the same sets average 0.41 accuracy with 0.040 wrong; first-sight figures are in
+# data/eval/FIRST_SIGHT.md). event_qa and marathon_qa were the first development sets; the others were written blind by
+# helpers who never saw the code, each scored once before use (rounds 1-7). A yes/no item (`"yes_no"`) is right only
+# when the reply opens with the right "Yes" or "No". Raise these as the answerer improves. Issue 30 lowered some on
+# purpose, the price of answering more: accuracy rose on every single-question set, but abstention recall fell on
+# chat2/3/5_conversations, newsdoc4_qa and newsdoc_qa and the wrong-rate ceilings of chat3/4/5_conversations, chat3_qa,
+# chess_qa, newsdoc4_qa and newsdoc_qa rose by 0.01-0.05 (git log -p tests/test_eval.py has the old values).
 FLOORS = {
-    "chat2_conversations": {"accuracy": 0.16, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat2_qa": {"accuracy": 0.48, "abstention_precision": 0.29, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat3_conversations": {"accuracy": 0.25, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat3_qa": {"accuracy": 0.58, "abstention_precision": 0.37, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat4_conversations": {"accuracy": 0.16, "abstention_recall": 0.78, "grounded_names": 1.0},
-    "chat4_qa": {"accuracy": 0.48, "abstention_precision": 0.33, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat5_conversations": {"accuracy": 0.25, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat5_qa": {"accuracy": 0.36, "abstention_precision": 0.24, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat6_conversations": {"accuracy": 0.2, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat6_qa": {"accuracy": 0.38, "abstention_precision": 0.28, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat_conversations": {"accuracy": 0.21, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chat_qa": {"accuracy": 0.53, "abstention_precision": 0.32, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "chess_qa": {"accuracy": 0.52, "abstention_precision": 0.3, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "cycling_qa": {"accuracy": 0.41, "abstention_precision": 0.27, "abstention_recall": 0.85, "grounded_names": 1.0},
-    "event_qa": {"accuracy": 0.48, "abstention_precision": 0.38, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "event_qa_fresh": {
-        "accuracy": 0.38,
-        "abstention_precision": 0.27,
+    "chat2_conversations": {"accuracy": 0.27, "abstention_recall": 0.45, "grounded_names": 1.0},
+    "chat2_qa": {"accuracy": 0.63, "abstention_precision": 0.36, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "chat3_conversations": {"accuracy": 0.35, "abstention_recall": 0.61, "grounded_names": 1.0},
+    "chat3_qa": {"accuracy": 0.7, "abstention_precision": 0.47, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "chat4_conversations": {"accuracy": 0.31, "abstention_recall": 0.78, "grounded_names": 1.0},
+    "chat4_qa": {"accuracy": 0.55, "abstention_precision": 0.36, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "chat5_conversations": {"accuracy": 0.35, "abstention_recall": 0.7, "grounded_names": 1.0},
+    "chat5_qa": {"accuracy": 0.53, "abstention_precision": 0.3, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "chat6_conversations": {"accuracy": 0.27, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "chat6_qa": {"accuracy": 0.65, "abstention_precision": 0.4, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "chat7_conversations": {
+        "accuracy": 0.27,
+        "abstention_precision": 0.06,
         "abstention_recall": 0.95,
         "grounded_names": 1.0,
     },
-    "event_qa_unseen": {
-        "accuracy": 0.41,
+    "chat7_qa": {"accuracy": 0.57, "abstention_precision": 0.33, "abstention_recall": 0.83, "grounded_names": 1.0},
+    "chat_conversations": {"accuracy": 0.27, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "chat_qa": {"accuracy": 0.68, "abstention_precision": 0.4, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "chess_qa": {"accuracy": 0.57, "abstention_precision": 0.36, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "cycling_qa": {"accuracy": 0.5, "abstention_precision": 0.3, "abstention_recall": 0.85, "grounded_names": 1.0},
+    "event7_qa": {"accuracy": 0.64, "abstention_precision": 0.39, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "event_qa": {"accuracy": 0.56, "abstention_precision": 0.41, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "event_qa_fresh": {
+        "accuracy": 0.43,
         "abstention_precision": 0.28,
         "abstention_recall": 0.95,
         "grounded_names": 1.0,
     },
+    "event_qa_unseen": {
+        "accuracy": 0.53,
+        "abstention_precision": 0.32,
+        "abstention_recall": 0.95,
+        "grounded_names": 1.0,
+    },
     "marathon_qa": {"accuracy": 0.52, "abstention_precision": 0.36, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "newsdoc4_qa": {"accuracy": 0.46, "abstention_precision": 0.29, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "newsdoc5_qa": {"accuracy": 0.46, "abstention_precision": 0.21, "abstention_recall": 0.78, "grounded_names": 1.0},
-    "newsdoc6_qa": {"accuracy": 0.36, "abstention_precision": 0.3, "abstention_recall": 0.85, "grounded_names": 1.0},
-    "newsdoc_qa": {"accuracy": 0.49, "abstention_precision": 0.31, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "tennis_qa": {"accuracy": 0.29, "abstention_precision": 0.2, "abstention_recall": 0.95, "grounded_names": 1.0},
-    "yesno5_qa": {"accuracy": 0.46, "grounded_names": 1.0},
-    "yesno6_qa": {"accuracy": 0.12, "grounded_names": 1.0},
+    "newsdoc4_qa": {"accuracy": 0.54, "abstention_precision": 0.33, "abstention_recall": 0.82, "grounded_names": 1.0},
+    "newsdoc5_qa": {"accuracy": 0.71, "abstention_precision": 0.37, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "newsdoc6_qa": {"accuracy": 0.61, "abstention_precision": 0.42, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "newsdoc7_qa": {"accuracy": 0.48, "abstention_precision": 0.28, "abstention_recall": 0.8, "grounded_names": 1.0},
+    "newsdoc_qa": {"accuracy": 0.68, "abstention_precision": 0.41, "abstention_recall": 0.82, "grounded_names": 1.0},
+    "tennis_qa": {"accuracy": 0.54, "abstention_precision": 0.3, "abstention_recall": 0.95, "grounded_names": 1.0},
+    "yesno5_qa": {"accuracy": 0.54, "grounded_names": 1.0},
+    "yesno6_qa": {"accuracy": 0.54, "grounded_names": 1.0},
+    "yesno7_qa": {"accuracy": 0.41, "abstention_precision": -0.05, "grounded_names": 1.0},
 }
 WRONG_RATE_CEILINGS = {
     "chat2_conversations": 0.09,
     "chat2_qa": 0.04,
-    "chat3_conversations": 0.04,
-    "chat3_qa": 0.04,
-    "chat4_conversations": 0.09,
+    "chat3_conversations": 0.06,
+    "chat3_qa": 0.05,
+    "chat4_conversations": 0.1,
     "chat4_qa": 0.04,
-    "chat5_conversations": 0.04,
+    "chat5_conversations": 0.06,
     "chat5_qa": 0.04,
+    "chat6_conversations": 0.09,
+    "chat6_qa": 0.07,
+    "chat7_conversations": 0.1,
+    "chat7_qa": 0.1,
     "chat_conversations": 0.09,
     "chat_qa": 0.04,
-    "chess_qa": 0.04,
+    "chess_qa": 0.09,
     "cycling_qa": 0.07,
+    "event7_qa": 0.02,
     "event_qa": 0.04,
     "event_qa_fresh": 0.04,
     "event_qa_unseen": 0.04,
     "marathon_qa": 0.04,
-    "newsdoc4_qa": 0.04,
+    "newsdoc4_qa": 0.09,
     "newsdoc5_qa": 0.08,
-    "newsdoc_qa": 0.04,
+    "newsdoc6_qa": 0.08,
+    "newsdoc7_qa": 0.12,
+    "newsdoc_qa": 0.05,
     "tennis_qa": 0.04,
     "yesno5_qa": 0.04,
-    "chat6_qa": 0.07,
-    "newsdoc6_qa": 0.08,
-    "chat6_conversations": 0.09,
     "yesno6_qa": 0.04,
+    "yesno7_qa": 0.15,
 }
 
 

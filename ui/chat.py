@@ -187,7 +187,7 @@ def respond(bot: ServedBot, messages: list[dict]) -> Iterator[list[dict]]:
         yield [*messages, {"role": "assistant", "content": as_text(text)}]
         time.sleep(STREAM_DELAY_S)
     reply = [{"role": "assistant", "content": as_text(answer.answer)}]
-    if answer.citations and not answer.abstained:
+    if answer.citations:  # an unsure reply cites the sentence it quotes
         reply.append(sources_message(answer))
     yield [*messages, *reply]
 

@@ -63,15 +63,35 @@ question's words are read, each window at most {config["max_tokens"]} tokens, an
 window's tokens and the no-answer position** (shared normalization, Clark & Gardner 2018; the no-answer logit is the
 mean of the windows' first tokens), so that a span's score means the same in every window and the no-answer score is
 weighed against all of them; the bot reads with the same shared no-answer score. Started from
-{f"`{config['init']}`" if config["init"] else "the plain MiniLM"} (the previous reader, issue 22's: one 160-token
-window per question, 140,313 questions, half an epoch, 104 minutes); {config["epochs"]} epoch(s) =
-{training["steps"]:,} steps of {config["batch_size"]} questions, AdamW lr {config["lr"]}, weight decay
+{_chain(training.get("init_training")) if config["init"] else "the plain MiniLM"}. This run: {config["epochs"]} epoch(s)
+= {training["steps"]:,} steps of {config["batch_size"]} questions, AdamW lr {config["lr"]}, weight decay
 {config["weight_decay"]}, linear warm-up {config["warmup"]:.0%} and decay, gradient clip 1.0,
 {"bf16 autocast" if config["bf16"] else "fp32"}; loss {losses[0][1]:.2f} at the first step,
 {sum(x for _, x in losses[-200:]) / min(200, len(losses)):.2f} over the last 200; {training["seconds"] / 60:.0f}
 minutes.
 
 """
+
+
+def _chain(earlier: dict | None) -> str:
+    """The runs the weights were warm-started from, newest first, as their training.json files tell them."""
+    if not earlier:
+        return "weights that came without a training record"
+    config = earlier["config"]
+    planned = earlier.get("steps_planned")
+    steps = f"{earlier['steps']:,} steps" + (f" (stopped early, of {planned:,} planned)" if planned else "")
+    shape = (
+        f"{config['windows']} windows per question, shared normalization"
+        if "windows" in config
+        else f"one {config['max_tokens']}-token window per question"
+    )
+    run = (
+        f"`{earlier.get('weights', '?')}`: {earlier['questions']:,} questions, {shape}, {steps} of "
+        f"{config['batch_size']}, lr {config['lr']}, {earlier['seconds'] / 60:.0f} minutes"
+    )
+    if config.get("init"):
+        return f"{run}; itself started from {_chain(earlier.get('init_training'))}"
+    return f"{run}, from the plain MiniLM"
 
 
 def _figures(calibration: dict) -> str:

@@ -247,9 +247,21 @@ def train(
         "seconds": round(seconds_before + time.perf_counter() - started, 1),
         "losses": losses,
     }
+    if config.init:
+        report["init_training"] = earlier_training(Path(config.init))
     (out / "training.json").write_text(json.dumps(report))
     checkpoint.unlink(missing_ok=True)
     return report
+
+
+def earlier_training(weights: Path) -> dict | None:
+    """What made the weights a run started from (their training.json, less the losses), so that the model card
+    tells the whole chain; None when they came without one."""
+    path = weights.with_name("training.json")
+    if not path.is_file():
+        return None
+    earlier = json.loads(path.read_text())
+    return {k: v for k, v in earlier.items() if k != "losses"} | {"weights": str(weights)}
 
 
 def _optimizer(model, config: TrainConfig, total: int):

@@ -12,7 +12,7 @@ import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 from bot.training.examples import Example
 
@@ -59,6 +59,7 @@ def _stop_words() -> frozenset[str]:
     return frozenset(STOP_WORDS)
 
 
+@lru_cache(maxsize=4096)
 def sentences_of(text: str) -> list[tuple[int, int]]:
     """Character spans of the text's sentences (paragraph breaks always end one)."""
     spans = []
