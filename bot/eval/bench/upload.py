@@ -21,7 +21,9 @@ UPLOAD_PDF_FACT = (
     "The Quarry Hill Relay, the valley's oldest club race, was won by Oriane Vasseur-Lind, who ran the last leg in "
     "forty-one minutes and brought her team home ahead of sixty others."
 )
-UPLOAD_PDF_QUESTION = "Who ran the last leg of the Quarry Hill Relay?"  # issue 30's reader declines "Who won …" (p 0.26)
+UPLOAD_PDF_QUESTION = (
+    "Who ran the last leg of the Quarry Hill Relay?"  # issue 30's reader declines "Who won …" (p 0.26)
+)
 UPLOAD_PDF_ANSWER = "Vasseur-Lind"
 
 
