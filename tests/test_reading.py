@@ -12,7 +12,7 @@ from tests.conftest import ROOT, assert_not_answered
 
 # What a reader should do here and the trained reader does not do yet (issue 22): it declines (its learnt decision to
 # answer is under the threshold) or reads another span. Strict: a pass is news, and the mark comes off.
-NOT_YET = pytest.mark.xfail(strict=True, reason="issue 22: the trained reader declines or misreads this")
+NOT_YET = pytest.mark.xfail(strict=True, reason="the trained reader (issues 22, 30) declines or misreads this")
 
 
 def bot_on(folder: str, tmp_path_factory) -> EventBot:
@@ -93,9 +93,7 @@ def test_values_belong_to_their_clause(marathon, question, expected, not_expecte
         pytest.param(
             "What team does Julián Arbeláez ride for?", "Cordillera-Ruta", marks=NOT_YET
         ),  # accents, a hyphenated team name
-        pytest.param(
-            "What did the Colombian say about settling for second?", "Second is not bad", marks=NOT_YET
-        ),  # the one Colombian
+        pytest.param("What did the Colombian say about settling for second?", "Second is not bad"),  # the one Colombian
         ("How much did Solvang earn for winning the stage?", "8,000 euros"),  # "The 26-year-old … collected"
         ("How cold was it at the top of the Col de Sarrat?", "7 degrees Celsius"),  # a name with a particle
         pytest.param("What date was the stage raced?", "12 June", marks=NOT_YET),  # a date, not "Sunday"
@@ -108,7 +106,7 @@ def test_names_descriptions_and_forms(cycling, question, expected):
 @pytest.mark.parametrize(
     "question",
     [
-        pytest.param("How old is the guy who finished second on the stage?", marks=NOT_YET),  # described, not named
+        pytest.param("How old is the guy who finished second on the stage?"),  # described, not named
         "Who was the runner-up on the day?",  # "second in the race two years ago" is not this race
     ],
 )
@@ -120,9 +118,7 @@ def test_what_it_cannot_tell_is_not_guessed(cycling, question):
     ("question", "expected"),
     [
         ("How many points behind the winner was Kaori?", "1.91"),  # a first name alone
-        pytest.param(
-            "Who ended up on top of the podium?", "Liu", marks=NOT_YET
-        ),  # results words the article does not use
+        pytest.param("Who ended up on top of the podium?", "Liu"),  # results words the article does not use
         pytest.param("Who shielded Sakamoto from the camera?", "Glenn", marks=NOT_YET),  # "to block the camera's view"
         pytest.param("Which two American skaters comforted Sakamoto after her skate?", "Glenn", marks=NOT_YET),
         pytest.param(
@@ -135,18 +131,17 @@ def test_article_questions_in_other_words(bot, question, expected):
     assert expected.lower() in answered(bot, question).lower()
 
 
+@NOT_YET  # issue 30's reader is unsure of it
 def test_a_yes_no_question_is_answered_no_with_the_fact_that_decides_it(bot):
     answer = answered(bot, "Did Glenn finish on the podium?")
     assert answer.startswith("No — ") and "fifth" in answer
 
 
-@NOT_YET
 def test_quote_questions_take_the_words_of_the_person_asked(bot):
     assert "meddle in your business" in answered(bot, "What did Glenn say about the media filming Sakamoto?")
     assert bot.ask("What did Glenn say to the cameraman?").abstained  # the article does not quote that
 
 
-@NOT_YET
 def test_follow_up_what_about_someone(bot):
     history = [
         Turn(role="user", content="Where did Sakamoto finish overall?"),
