@@ -224,10 +224,13 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "chat5_qa",
         "chat6_conversations",
         "chat6_qa",
+        "chat7_conversations",
+        "chat7_qa",
         "chat_conversations",
         "chat_qa",
         "chess_qa",
         "cycling_qa",
+        "event7_qa",
         "event_qa",
         "event_qa_fresh",
         "event_qa_unseen",
@@ -235,10 +238,12 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "newsdoc4_qa",
         "newsdoc5_qa",
         "newsdoc6_qa",
+        "newsdoc7_qa",
         "newsdoc_qa",
         "tennis_qa",
         "yesno5_qa",
         "yesno6_qa",
+        "yesno7_qa",
     ]
     assert [d["name"] for d in result["datasets"]] == names
     for d in result["datasets"]:
