@@ -25,7 +25,7 @@ RELAY = """Quarry Hill Relay: Vasseur-Lind anchors the winning team
 The Quarry Hill Relay was won by Oriane Vasseur-Lind, who ran the last leg in forty-one minutes. The race drew
 sixty teams from across the valley, and the organisers said the course would be the same next year.
 """
-RELAY_QUESTION = "Who won the Quarry Hill Relay?"  # "Oriane Vasseur-Lind", p 0.76; p 0.05 without relay.txt
+RELAY_QUESTION = "Who ran the last leg of the Quarry Hill Relay?"  # "Oriane Vasseur-Lind" (issue 30's reader is unsure of "Who won …")
 
 
 def upload(http: httpx.Client, name: str, text: str) -> httpx.Response:
