@@ -85,15 +85,15 @@ def test_an_interrupted_training_run_resumes_from_its_checkpoint(tmp_path):
     import torch
 
     saved_at = torch.load(checkpoint, weights_only=False)["step"]
-    assert 0 < saved_at < 16
+    assert 0 < saved_at < 64
 
     refused = run_cli(*args, check=False)
     assert refused.returncode == 2 and "--resume" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
 
     resumed = run_cli(*args, "--resume")
-    assert "Trained 16 steps" in resumed.stdout
+    assert "Trained 64 steps" in resumed.stdout  # 64 questions, 4 a step, 4 epochs
     report = json.loads((tmp_path / "out" / "training.json").read_text())
-    assert [step for step, _ in report["losses"]] == list(range(1, 17))  # no step lost or repeated
+    assert [step for step, _ in report["losses"]] == list(range(1, 65))  # no step lost or repeated
     assert not checkpoint.exists()
 
 
