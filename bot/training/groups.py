@@ -14,10 +14,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
+from bot.answer.language import terms_of
+from bot.answer.understand import question_terms
 from bot.training.examples import Example
 
 WINDOWS = 4  # the sentences the bot reads per question (Settings.reader_windows)
-WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -52,13 +53,6 @@ def _sentencizer():
     return nlp
 
 
-@cache
-def _stop_words() -> frozenset[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(STOP_WORDS)
-
-
 @lru_cache(maxsize=4096)
 def sentences_of(text: str) -> list[tuple[int, int]]:
     """Character spans of the text's sentences (paragraph breaks always end one)."""
@@ -71,21 +65,18 @@ def sentences_of(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _terms(text: str) -> set[str]:
-    stop = _stop_words()
-    return {w for w in WORD.findall(text.lower()) if w not in stop and len(w) > 1}
-
-
 def window_spans(text: str, question: str, k: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
     """(sentence index, start, end) of the k windows the bot would read, and of every window: the sentences whose window (with the
-    sentence before and after) holds most of the question's words, IDF-weighted within the text."""
+    sentence before and after) holds most of the question's terms, IDF-weighted within the text (the serving path's
+    terms, bot.answer.read's coverage; its other half, the cosine, is left out: embedding every training window
+    would cost more than the training)."""
     sents = sentences_of(text)
     if not sents:
         return [], []
     windows = [(sents[max(0, i - 1)][0], sents[min(len(sents) - 1, i + 1)][1]) for i in range(len(sents))]
-    held = [_terms(text[a:b]) for a, b in windows]
+    held = [terms_of(text[a:b]) for a, b in windows]
     df = Counter(t for terms in held for t in terms)
-    asked = _terms(question)
+    asked = question_terms(question)
     score = [sum(math.log(1 + len(held) / df[t]) for t in asked & terms) for terms in held]
     order = sorted(range(len(sents)), key=lambda i: -score[i])
     return [(i, *windows[i]) for i in order[:k]], [(i, *windows[i]) for i in range(len(sents))]
