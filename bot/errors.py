@@ -31,11 +31,16 @@ __all__ = [
     "DocumentLoadError",
     "DocumentNotFoundError",
     "EventbotError",
+    "FeedbackError",
+    "FeedbackNotFoundError",
+    "FeedbackStoreError",
+    "FeedbackUnavailableError",
     "FileTooLargeError",
     "InputError",
     "LLMSetupError",
     "NotFoundError",
     "NotReadyError",
+    "PassageNotFoundError",
     "PdfTextError",
     "PermissionDeniedError",
     "QuestionError",
@@ -73,5 +78,25 @@ class DocumentNotFoundError(NotFoundError):
     """No indexed document has that name."""
 
 
+class PassageNotFoundError(NotFoundError):
+    """A cited chunk that is not in the named document (bot.pages.passage_of)."""
+
+
 class UploadsOffError(PermissionDeniedError):
     """Documents may not be changed through the server: no API key, and `EVENTBOT_UPLOADS` is not on."""
+
+
+class FeedbackError(InputError, ValueError):
+    """Feedback that cannot be kept as sent: an empty answer, an over-long comment, a bad rating."""
+
+
+class FeedbackNotFoundError(NotFoundError):
+    """No kept feedback has that id."""
+
+
+class FeedbackUnavailableError(UnavailableError):
+    """The feedback file cannot be read or written now (locked by another writer past the timeout, disk full)."""
+
+
+class FeedbackStoreError(SetupError):
+    """The feedback file cannot be used at all: not an SQLite database, or made by a newer eventbot."""

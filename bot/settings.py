@@ -77,6 +77,10 @@ class Settings(BaseSettings):
     api_key: str | None = Field(None, description="Bearer key for /api and /v1; the chat UI then asks for it too")
     max_question_chars: int = 2000
     max_history_messages: int = 40
+    feedback_path: Path = Field(
+        Path(".eventbot/feedback.sqlite3"), description="the SQLite file where feedback on replies is kept"
+    )
+    max_comment_chars: int = Field(1000, ge=0, description="a longer feedback comment is refused (422)")
     max_body_bytes: int = Field(1_000_000, description="larger request bodies get 413 before they are parsed")
     rate_limit: int = Field(600, ge=0, description="requests per minute per client IP on /api and /v1 (429); 0: off")
     login_attempts: int = Field(

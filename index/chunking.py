@@ -92,3 +92,16 @@ def _start(chunk: Document) -> int:
 
 def _end(chunk: Document) -> int:
     return int(chunk.metadata["start"]) + len(chunk.page_content)
+
+
+def stitch(pieces: list[tuple[int, str]], origin: int = 0) -> str:
+    """The document text from offset `origin` rebuilt from chunks given as (start, text), sorted by start: their
+    overlaps taken once, a gap between them (whitespace the splitter dropped) kept as line breaks."""
+    parts: list[str] = []
+    have = origin
+    for start, text in pieces:
+        if start > have:
+            parts.append("\n" * (start - have))
+        parts.append(text[max(0, have - start) :])
+        have = max(have, start + len(text))
+    return "".join(parts)

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ SAFETY_TIMEOUT_S = 1800
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# Feedback that servers under test keep goes to a folder of the test run, not the work tree's .eventbot/
+os.environ.setdefault("EVENTBOT_FEEDBACK_PATH", str(Path(tempfile.mkdtemp(prefix="eventbot-feedback-")) / "fb.sqlite3"))
 
 
 @pytest.fixture(scope="session")

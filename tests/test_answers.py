@@ -55,6 +55,14 @@ def test_readable_output_numbers_sources(index_dir):
     answer, _, sources = proc.stdout.partition("Sources:")
     assert "25" in answer and "[1]" in answer
     assert "[1] event-article.txt:" in sources and "25-year-old Sakamoto" in sources
+    assert "Unsure" not in answer and "Not found" not in answer  # an answer carries no note
+
+
+def test_readable_output_says_why_it_did_not_answer(index_dir):
+    """An abstained reply comes under a note (dim on a terminal) that says it is not an answer."""
+    proc = run_cli("ask", "What did Amber Glenn eat for breakfast?", env={"EVENTBOT_INDEX_DIR": str(index_dir)})
+    note, reply = proc.stdout.strip().splitlines()[:2]
+    assert note.startswith("Not found in the documents") and "doesn't say" in reply
 
 
 @pytest.mark.parametrize(

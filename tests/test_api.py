@@ -361,18 +361,72 @@ def test_chat_handler_streams_and_passes_history(served, bot):
     assert to_turns(earlier, 40) == [Turn(**t) for t in SILVER_TURNS]
     updates = list(respond(served, [*earlier, {"role": "user", "content": "How old is she?"}]))
     expected = bot.ask("How old is she?", [Turn(**t) for t in SILVER_TURNS])
-    texts = [from_text(u[4]["content"]) for u in updates if len(u) > 4]  # shown escaped, as text
-    assert len(texts) > 1 and texts[-1] == expected.answer
-    assert all(expected.answer.startswith(t) for t in texts)
-    final = updates[-1]
+    streamed = [from_text(u[4]["content"]) for u, _ in updates[:-1] if len(u) > 4]  # shown escaped, as text
+    assert len(streamed) > 1 and streamed[-1] == expected.answer
+    assert all(expected.answer.startswith(t) for t in streamed)
+    final, answers = updates[-1]
+    assert answers[4].answer == expected.answer  # the session keeps the answer object by its reply's index
+    assert to_turns(final, 40, answers)[-1].content == expected.answer  # history: the answer, not the links
+    for c in expected.citations:  # each marker a link to its passage
+        assert f"[\\[{c.n}\\]](#source-4-{c.n})" in final[4]["content"]
     if expected.citations:
         assert final[-1]["metadata"]["title"] == f"Sources ({len(expected.citations)})"
         assert all(c.quote.split("\n")[0] in from_text(final[-1]["content"]) for c in expected.citations)
 
 
+def test_chat_handler_notes_why_it_did_not_answer(served):
+    """An abstained reply is shown under a note saying it is not an answer (muted by the page's style)."""
+    updates = list(respond(served, [{"role": "user", "content": "What did Amber Glenn eat for breakfast?"}]))
+    final, answers = updates[-1]
+    assert answers[1].abstained
+    assert final[1]["content"].startswith('<span class="reply-note">')
+    assert "Not found in the documents" in final[1]["content"] or "Unsure" in final[1]["content"]
+    confident = list(respond(served, [{"role": "user", "content": "How old is Sakamoto?"}]))[-1]
+    assert not confident[1][1].abstained and "reply-note" not in confident[0][1]["content"]
+
+
 def test_chat_handler_shows_bad_questions_plainly(served):
-    [update] = list(respond(served, [{"role": "user", "content": "x" * 5000}]))
+    [(update, answers)] = list(respond(served, [{"role": "user", "content": "x" * 5000}]))
     assert "limit" in update[-1]["content"] and update[-1]["role"] == "assistant"
+    assert answers == {}  # nothing to rate or open
+
+
+# ---------------------------------------------------------------------------------------------- cited passages
+
+
+def test_a_citation_opens_its_passage(http):
+    """`GET /api/documents/{name}/passage`: the quote verbatim, where it sits in the document, a few paragraphs of
+    the text around it on each side."""
+    cited = http.post("/api/ask", json={"question": "How old is Sakamoto?"}).json()["citations"][0]
+    r = http.get(
+        f"/api/documents/{cited['source']}/passage", params={"chunk_id": cited["chunk_id"], "quote": cited["quote"]}
+    )
+    assert r.status_code == 200, r.text
+    passage = r.json()
+    assert passage["quote"] == cited["quote"] and passage["page"] is None
+    assert passage["before"] + passage["quote"] + passage["after"] in ARTICLE_TEXT
+    assert passage["before"].count("\n\n") >= 1 and passage["after"].count("\n\n") >= 1  # paragraphs around it
+    whole = http.get(f"/api/documents/{cited['source']}/passage", params={"chunk_id": cited["chunk_id"]}).json()
+    assert cited["quote"] in whole["quote"] and whole["quote"] in ARTICLE_TEXT  # no quote: the whole chunk
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "status"),
+    [
+        ("nothing-like-it.txt", {}, 404),  # no such document
+        ("event-article.txt", {"chunk_id": "0" * 32}, 404),  # no such chunk
+        ("event-article.txt", {"quote": "Words the article never wrote."}, 422),  # not in that chunk
+        ("event-article.txt", {"chunk_id": "x" * 65}, 422),  # over-long id
+        ("..%2F..%2Fetc%2Fpasswd", {}, 404),  # a name with folders in it
+        ("event-article.txt", {"chunk_id": None}, 422),  # no chunk id
+    ],
+)
+def test_a_bad_passage_request_is_4xx_json(http, name, params, status):
+    cited = http.post("/api/ask", json={"question": "How old is Sakamoto?"}).json()["citations"][0]
+    query = {"chunk_id": cited["chunk_id"], **params}
+    r = http.get(f"/api/documents/{name}/passage", params={k: v for k, v in query.items() if v is not None})
+    assert r.status_code == status, r.text
+    assert r.json()["detail"]
 
 
 # ---------------------------------------------------------------------------------------------- eventbot serve

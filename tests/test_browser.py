@@ -27,12 +27,16 @@ WAIT_MS = SAFETY_TIMEOUT_S * 1000
 expect.set_options(timeout=WAIT_MS)
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 API_KEY = "browser-test-key"
+AUTH = {"Authorization": f"Bearer {API_KEY}"}
 
 
 @pytest.fixture(scope="module")
-def server_url(index_dir) -> Iterator[str]:
+def server_url(index_dir, tmp_path_factory) -> Iterator[str]:
     """`eventbot serve --port 0` in a subprocess, with an API key set: the chat asks for it (Gradio's login)."""
-    yield from serving({"EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_API_KEY": API_KEY})
+    feedback = tmp_path_factory.mktemp("feedback") / "feedback.sqlite3"
+    yield from serving(
+        {"EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_API_KEY": API_KEY, "EVENTBOT_FEEDBACK_PATH": str(feedback)}
+    )
 
 
 def serving(settings: dict[str, str]) -> Iterator[str]:
@@ -166,6 +170,49 @@ def test_chat_on_a_phone_and_with_examples(server_url, browser, tmp_path):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     expect(page.get_by_placeholder("Ask about the event")).to_be_in_viewport()
     page.screenshot(path=str(tmp_path / "chat-phone.png"))
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_citation_opens_its_passage_and_a_thumb_is_kept(server_url, browser, tmp_path, width):
+    """Click `[1]`: the cited sentence shows highlighted in its document, over the chat. Thumb down with a comment,
+    reload: the rating is kept and listed by `GET /api/feedback`. A reply that is not an answer looks unsure."""
+    page = new_page(browser, viewport={"width": width, "height": 900 if width > 600 else 844}, is_mobile=width < 600)
+    open_chat(page, server_url)
+    answer = ask(page, "How old is Sakamoto?")
+    assert "25" in answer
+    cited = httpx.post(
+        f"{server_url}/api/ask", json={"question": "How old is Sakamoto?"}, headers=AUTH, timeout=SAFETY_TIMEOUT_S
+    ).json()["citations"][0]
+
+    bot_messages(page).last.get_by_role("link", name="[1]").click()
+    highlighted = page.locator("#passage mark")
+    expect(highlighted).to_be_visible()
+    expect(highlighted).to_be_in_viewport()
+    assert highlighted.inner_text().strip() == cited["quote"].strip()  # the quote, verbatim
+    around = page.locator("#passage .passage-text").inner_text()
+    assert len(around) > len(cited["quote"]) + 200 and around.strip() in ARTICLE_TEXT  # with the text around it
+    page.screenshot(path=str(tmp_path / f"passage-{width}.png"))
+    page.locator("#passage-close").click()
+    expect(page.locator("#passage")).to_be_hidden()
+
+    declined = ask(page, "What did Amber Glenn eat for breakfast?")
+    note = bot_messages(page).last.locator(".reply-note")
+    expect(note).to_be_visible()
+    assert "not" in declined.lower() and note.inner_text() in declined
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing wider than the window
+    page.screenshot(path=str(tmp_path / f"unsure-{width}.png"))
+
+    comment = f"the age is right; seen at {width} px"
+    page.locator("#chat").get_by_role("button", name="Dislike").first.click()
+    page.locator("#feedback-text textarea").fill(comment)
+    page.locator("#feedback-send").click()
+    expect(page.locator("#feedback-status")).to_contain_text("kept")
+    page.reload()
+    expect(page.get_by_placeholder("Ask about the event")).to_be_visible()
+    listed = httpx.get(f"{server_url}/api/feedback", headers=AUTH).json()["feedback"]
+    mine = [f for f in listed if f["comment"] == comment]
+    assert len(mine) == 1 and mine[0]["rating"] == "down" and mine[0]["question"] == "How old is Sakamoto?"
+    assert mine[0]["answer"] == answer and mine[0]["citations"][0]["quote"] == cited["quote"]
 
 
 def test_chat_refuses_a_wrong_key(server_url, browser):

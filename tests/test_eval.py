@@ -163,7 +163,7 @@ def test_dataset_lines_are_validated_and_the_sibling_folder_is_the_corpus(tmp_pa
     assert dataset_corpus(good, settings_for(Config("default"))) == [tmp_path / "race"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text(good.read_text() + '{"id": "x", "question": "q"}\n', encoding="utf-8")
-    with pytest.raises(EvaluationError, match=r"bad.jsonl:3: answerable"):
+    with pytest.raises(EvaluationError, match=r"bad.jsonl:3: not labelled yet: set \"answerable\""):
         load_dataset(bad)
     assert dataset_corpus(bad, settings_for(Config("default"))) == settings_for(Config("default")).corpus
 

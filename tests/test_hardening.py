@@ -33,7 +33,14 @@ def secured(bot, settings) -> Iterator[tuple[str, int]]:
 
 def join_body(fn_index: int, session: str) -> dict:
     messages = [{"role": "user", "content": [{"type": "text", "text": GOLD}]}]
-    return {"data": [messages], "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
+    # the messages, and the session's answers (a gr.State: kept by the server, sent as null)
+    return {
+        "data": [messages, None],
+        "fn_index": fn_index,
+        "session_hash": session,
+        "event_data": None,
+        "trigger_id": None,
+    }
 
 
 def chat_answer(http: httpx.Client, fn_index: int, session: str) -> str:

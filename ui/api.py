@@ -4,6 +4,7 @@ one `bot.served.ServedBot` (which warms the bot up and swaps in a fresh one when
 - `GET /healthz` — liveness and index counts (no auth: load balancers probe it).
 - `POST /api/ask` — question + optional history → the answer object of DESIGN.md.
 - `POST /api/documents`, `GET /api/documents`, `DELETE /api/documents/{name}` — the documents answered from.
+- `GET /api/documents/{name}/passage` — a cited quote with the paragraphs around it (the chat's citation view).
 
 The OpenAI-compatible routes are in `ui.openai_api`, the limits in `ui.middleware`, errors to statuses in
 `ui.errors`; `ui.server` composes them. When `EVENTBOT_API_KEY` is set, `/api/*` and `/v1/*` need
@@ -13,7 +14,7 @@ The OpenAI-compatible routes are in `ui.openai_api`, the limits in `ui.middlewar
 import secrets
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Depends, File, Request, UploadFile
+from fastapi import APIRouter, Body, Depends, File, Query, Request, UploadFile
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bot.errors import NotReadyError, UnavailableError
 from bot.library import Library, Upload, documents
+from bot.pages import SourcePassage, passage_of
 from bot.served import ServedBot
 from bot.types import Answer, Turn
 from ui.errors import ERROR_RESPONSES, detail_of, status_of
@@ -248,3 +250,27 @@ def remove_document(
     cannot be removed (409)."""
     library.remove(name, then=bot.reload)
     return DocumentList(documents=documents(bot.bot, library.settings))
+
+
+@documents_router.get(
+    "/documents/{name}/passage",
+    response_model=SourcePassage,
+    responses={422: {"description": "A `quote` that the chunk does not hold"}},
+)
+def document_passage(
+    name: str,
+    bot: Annotated[ServedBot, Depends(get_bot)],
+    chunk_id: Annotated[str, Query(max_length=64, description="A citation's `chunk_id`")],
+    quote: Annotated[
+        str | None, Query(max_length=5000, description="A citation's `quote` (default: the whole chunk)")
+    ] = None,
+) -> SourcePassage:
+    """A cited passage in its document: the text before the quote, the quote verbatim, the text after it (a few
+    paragraphs each side) and, for a PDF, its page. Open to whoever may ask questions (it shows only what
+    citations already quote from, with its surroundings).
+
+    Example request:
+
+        curl -s 'localhost:7860/api/documents/event-article.txt/passage?chunk_id=…&quote=…'
+    """
+    return passage_of(bot.bot, name, chunk_id, quote)

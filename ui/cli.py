@@ -95,6 +95,11 @@ def open_bot():
 
 
 def print_answer(answer) -> None:
+    """The reply, then its numbered sources; an abstained reply under a dim note saying why (ui.reply_note)."""
+    from ui.reply_note import note_of
+
+    if note := note_of(answer):
+        typer.secho(note, dim=True, italic=True)
     typer.echo(answer.answer)
     if answer.citations:
         typer.echo("\nSources:")
@@ -381,6 +386,68 @@ def bench(
     console.print(table)
     for key, note in result.notes.items():
         console.print(f"{key}: {note}", markup=False)
+
+
+# ---------------------------------------------------------------------------------------------- eventbot feedback
+
+feedback_app = Cli(
+    help="Feedback kept on the bot's replies (the chat's thumbs, POST /api/feedback).", no_args_is_help=True
+)
+app.add_typer(feedback_app, name="feedback")
+
+
+@feedback_app.command("export")
+def export_feedback(
+    rating: Annotated[
+        str | None, typer.Option("--rating", metavar="up|down", help="Only thumbs up, or only thumbs down.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write to this file (whole or not at all) instead of stdout.")
+    ] = None,
+) -> None:
+    """Write kept feedback, oldest first, as an evaluation set to label: JSON Lines in `eventbot eval`'s format,
+    with `answerable` null and what the bot replied (`given_answer`), the `rating` and the `comment`."""
+    from bot.feedback import FeedbackStore, as_eval_item, check_rating
+    from bot.settings import Settings
+
+    if rating is not None:
+        check_rating(rating)
+    settings = Settings()
+    path = settings.feedback_path
+    items = FeedbackStore(path, settings).all(rating) if path.exists() else []  # no file: nothing kept yet
+    if not items:
+        typer.echo(f"eventbot: no {rating + ' ' if rating else ''}feedback kept in {path}: nothing written", err=True)
+        return
+    text = "".join(json.dumps(as_eval_item(item), ensure_ascii=False) + "\n" for item in items)
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    write_whole(out, text)
+    questions = f"{len(items)} question{'' if len(items) == 1 else 's'}"
+    typer.echo(
+        f"wrote {questions} to {out}: fill in `answerable` (and `answers`) for each, then "
+        f"`eventbot eval --dataset {out}`",
+        err=True,
+    )
+
+
+def write_whole(path: Path, text: str) -> None:
+    """`text` in `path`, whole or not at all: written to a temporary file beside it, then renamed into place."""
+    import tempfile
+
+    tmp = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+        ) as tmp:
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        os.replace(tmp.name, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp.name).unlink(missing_ok=True)
+        fail(f"cannot write {path} ({exc.strerror or exc})")
 
 
 if __name__ == "__main__":

@@ -24,12 +24,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa
 from starlette.routing import Mount  # noqa: E402
 
 from bot.errors import UploadsOffError  # noqa: E402
+from bot.feedback import FeedbackStore  # noqa: E402
 from bot.library import Library  # noqa: E402
 from bot.served import ServedBot  # noqa: E402
 from bot.service import EventBot, use_threads  # noqa: E402
 from ui.api import ask_router, documents_router, health, require_api_key  # noqa: E402
-from ui.chat import CSS, THEME, build_chat  # noqa: E402
+from ui.chat import CSS, HEAD, THEME, build_chat  # noqa: E402
 from ui.errors import install_error_handlers  # noqa: E402
+from ui.feedback_api import feedback_router  # noqa: E402
 from ui.middleware import BodySizeLimit, LoginLimit, RateLimit  # noqa: E402
 from ui.openai_api import openai_router  # noqa: E402
 
@@ -52,7 +54,7 @@ def create_app(bot: EventBot | ServedBot) -> FastAPI:
         largest_upload = served.settings.max_body_bytes
     gr.mount_gradio_app(
         app,
-        build_chat(served, library),
+        build_chat(served, library, app.state.feedback),
         path="/",
         # With an API key the chat asks for it too (Gradio's login page: any user name, the key as password);
         # every Gradio route that runs the chat or takes a file then needs that login.
@@ -66,7 +68,7 @@ def create_app(bot: EventBot | ServedBot) -> FastAPI:
         show_error=True,
         ssr_mode=False,
         mcp_server=False,
-        head='<meta name="viewport" content="width=device-width, initial-scale=1">',
+        head=HEAD,  # the viewport, and the script that opens a citation's passage
     )
     if key and served.settings.login_attempts:  # added last, so it runs first
         app.add_middleware(LoginLimit, attempts=served.settings.login_attempts)
@@ -90,6 +92,7 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
     settings = app.state.bot.settings
     app.state.library = Library(settings, store=lambda: app.state.bot.bot.store)  # the serving bot's own client
     app.state.library.recover()  # an upload the last run did not finish is rolled back
+    app.state.feedback = FeedbackStore(settings.feedback_path, settings)  # the API's and the chat's thumbs
     install_error_handlers(app)
     upload_limit = settings.max_upload_files * settings.max_file_bytes + UPLOAD_SLACK_BYTES
     larger = {f"{documents_router.prefix}/documents": upload_limit}
@@ -105,7 +108,8 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
     app.include_router(ask_router, dependencies=[Depends(require_api_key)])
     app.include_router(openai_router, dependencies=[Depends(require_api_key)])
     app.include_router(documents_router, dependencies=[Depends(require_api_key)])
-    add_method_not_allowed(app, [health, ask_router, openai_router, documents_router])
+    app.include_router(feedback_router, dependencies=[Depends(require_api_key)])
+    add_method_not_allowed(app, [health, ask_router, openai_router, documents_router, feedback_router])
     return app
 
 

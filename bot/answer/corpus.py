@@ -12,6 +12,7 @@ from langchain_core.documents import Document
 from bot.answer.language import STOPWORDS, term, words
 from bot.answer.linking import Lexicon
 from bot.types import Passage, Sentence, Span
+from index.chunking import stitch
 from index.store import StoreUnavailableError
 from index.text import ParsedSentence, sentences_from_json
 
@@ -40,19 +41,15 @@ class Corpus:
     all documents (`knowledge`, learnt from these chunks when not given)."""
 
     def __init__(self, chunks: list[Document], knowledge: Knowledge | None = None):
-        texts: dict[str, list[str]] = {}
+        pieces: dict[str, list[tuple[int, str]]] = {}
         self.sources: dict[str, str] = {}
         titles: dict[str, str] = {}
         for c in sorted(chunks, key=lambda c: (c.metadata["path"], int(c.metadata["start"]))):
-            path, start = c.metadata["path"], int(c.metadata["start"])
+            path = c.metadata["path"]
             self.sources[path] = c.metadata["source"]
             titles[path] = c.metadata.get("title") or c.metadata["source"]
-            buf = texts.setdefault(path, [])
-            have = sum(map(len, buf))
-            if start > have:
-                buf.append("\n" * (start - have))  # a gap between chunks is whitespace we did not keep
-            buf.append(c.page_content[max(0, have - start) :])
-        self.texts = {path: "".join(parts) for path, parts in texts.items()}
+            pieces.setdefault(path, []).append((int(c.metadata["start"]), c.page_content))
+        self.texts = {path: stitch(parts) for path, parts in pieces.items()}
         parsed: dict[str, dict[int, ParsedSentence]] = {}
         for c in chunks:  # indexing stored each chunk's sentences; overlapping chunks repeat some
             if "sentences" not in c.metadata:

@@ -7,6 +7,10 @@ A dataset is a JSON Lines file, one item a line:
 "answers", "answerable", "evidence", "kind"?}, ...]}`, whose turns are asked in order, each with the history of the
 earlier turns and the bot's own answers to them (as a user's chat would be). A dataset `X.jsonl` is answered from
 the documents in the sibling folder `X/` when it exists, else from the default corpus (`Settings().corpus`).
+
+Every item must be labelled: `answerable` true or false, and when true its `answers` (or `yes_no`). An item that is
+not (`"answerable": null`, as `eventbot feedback export` writes them) stops the loading with its line, rather than
+being scored against nothing.
 """
 
 from __future__ import annotations
@@ -82,6 +86,7 @@ def load_dataset(path: Path) -> list[EvalItem]:
             continue
         try:
             raw = json.loads(line)
+            check_labelled(raw, f"{path}:{number}")
             if isinstance(raw, dict) and "turns" in raw:
                 items.extend(Conversation.model_validate(raw).items())
             else:
@@ -95,6 +100,22 @@ def load_dataset(path: Path) -> list[EvalItem]:
     if not items:
         raise EvaluationError(f"{path}: the dataset has no items")
     return items
+
+
+def check_labelled(raw: object, where: str) -> None:
+    """EvaluationError when an item (or a conversation's turn) is not labelled yet: `answerable` missing or null,
+    or true with neither `answers` nor `yes_no`. Other faults are left to the item's model."""
+    if not isinstance(raw, dict):
+        return
+    turns = raw.get("turns") if "turns" in raw else [raw]
+    for item in turns if isinstance(turns, list) else []:
+        if not isinstance(item, dict):
+            continue
+        answerable = item.get("answerable")
+        if answerable is None or (answerable is True and not item.get("answers") and item.get("yes_no") is None):
+            raise EvaluationError(
+                f'{where}: not labelled yet: set "answerable" (true or false) and, when true, "answers"'
+            )
 
 
 def dataset_corpus(path: Path, settings: Settings) -> list[Path]:
