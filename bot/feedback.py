@@ -309,6 +309,16 @@ def _feedback(row: sqlite3.Row) -> Feedback:
 # ---------------------------------------------------------------------------------------------- export
 
 
+def export_lines(settings: Settings, rating: str | None = None) -> list[str]:
+    """The kept feedback (of that rating), oldest first, as JSON lines of `eventbot eval`'s dataset format; none
+    when no feedback file exists yet."""
+    rating = check_rating(rating) if rating is not None else None
+    if not settings.feedback_path.exists():
+        return []
+    items = FeedbackStore(settings.feedback_path, settings).all(rating)
+    return [json.dumps(as_eval_item(item), ensure_ascii=False) + "\n" for item in items]
+
+
 def as_eval_item(item: Feedback) -> dict[str, Any]:
     """Kept feedback as an item of `eventbot eval`'s dataset format (bot.eval.items), not labelled yet: whoever
     labels it sets `answerable` (and `answers`); the other keys say what the bot replied and what the user

@@ -4,18 +4,17 @@ loads it instead of reading every chunk; when it is missing or stale (an index b
 indexed from another machine) the bot learns it from the store once and keeps it."""
 
 import logging
-import os
 import pickle
-import tempfile
 from pathlib import Path
 
 from bot.answer.corpus import Corpus, Knowledge
 from bot.suggestions import candidate_questions
+from index.files import write_whole
 from index.store import all_chunks
 
 log = logging.getLogger(__name__)
 
-FORMAT = 4  # bump when Knowledge changes shape: older files are then learnt again
+FORMAT = 5  # bump when Knowledge changes shape: older files are then learnt again
 
 
 def learn(store) -> Knowledge:
@@ -32,10 +31,7 @@ def knowledge_path(index_dir: Path, collection: str) -> Path:
 
 def save(knowledge: Knowledge, path: Path, generation: str) -> None:
     """Written whole or not at all (a temporary file renamed into place), for readers in other processes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name, delete=False) as tmp:
-        pickle.dump({"format": FORMAT, "generation": generation, "knowledge": knowledge}, tmp)
-    os.replace(tmp.name, path)
+    write_whole(path, pickle.dumps({"format": FORMAT, "generation": generation, "knowledge": knowledge}))
 
 
 def load(path: Path, generation: str | None) -> Knowledge | None:

@@ -9,7 +9,6 @@ goes on meanwhile (the served bot is swapped only once a change is complete).
 
 import fcntl
 import logging
-import os
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,8 +28,9 @@ from bot.errors import (
 )
 from bot.service import EventBot, shared_embedder
 from bot.settings import DEFAULT_CORPUS, Settings
+from index.files import write_whole
 from index.loaders import check_size, read_document
-from index.store import collection_exists, collection_stats, open_client, open_store
+from index.store import collection_exists, open_client, open_store, read_metadatas, store_errors, store_stats
 from index.whole import Added, add_whole, recover, remove_whole
 
 log = logging.getLogger(__name__)
@@ -86,10 +86,7 @@ class Library:
             check_size(name, max(upload.size or 0, len(upload.data)), self.settings.max_file_bytes)
             docs.append(read_document(upload.data, name=name, path=str(self.folder / name)))
         with self.changing() as store:
-            collection = store._collection
-            taken = self.on_store(
-                lambda: [n for n in names if collection.get(where={"source": n}, limit=1, include=[])["ids"]]
-            )
+            taken = self.on_store(lambda: [n for n in names if read_metadatas(store, where={"source": n}, limit=1)])
             if taken:
                 raise DocumentConflictError(f"{taken[0]}: a document of that name is indexed already; remove it first")
             files = []
@@ -111,15 +108,15 @@ class Library:
         """Remove the document called `name` from the index (and its kept copy when it was uploaded; a bundled or
         folder document's file stays where it is, and comes back with the next `eventbot index` of it)."""
         with self.changing() as store:
-            got = self.on_store(lambda: store._collection.get(where={"source": name}, include=["metadatas"]))
-            paths = sorted({meta["path"] for meta in got["metadatas"]})
+            metas = self.on_store(lambda: read_metadatas(store, where={"source": name}))
+            paths = sorted({meta["path"] for meta in metas.values()})
             if not paths:
                 raise DocumentNotFoundError(f"no document called {name!r} is indexed")
             if len(paths) > 1:
                 raise DocumentConflictError(
                     f"{len(paths)} indexed documents are called {name!r}; re-index to remove one"
                 )
-            if self.on_store(lambda: collection_stats(store._client, self.settings.collection))["documents"] <= 1:
+            if self.on_store(lambda: store_stats(store))["documents"] <= 1:
                 raise DocumentConflictError(f"{name} is the only document: the bot needs one to answer from")
             self.on_store(lambda: remove_whole(store, paths))
             if Path(paths[0]).parent == self.folder:
@@ -136,26 +133,19 @@ class Library:
                 log.warning("an unfinished upload is not rolled back yet: %s", exc)
 
     def counts(self) -> dict:
-        stats = self.on_store(lambda: collection_stats(self.store()._client, self.settings.collection))
+        stats = self.on_store(lambda: store_stats(self.store()))
         return {"documents": stats["documents"], "chunks": stats["chunks"]}
 
     def on_store(self, call: Callable[[], T]) -> T:
         """`call()`, a read or write of the store; StoreUnavailableError (the API's 503) with a one-line reason
         naming the store when it fails (the Chroma server down or stalled), rather than a server fault."""
-        try:
+        where = (
+            f"the Chroma server at {self.settings.chroma_url}"
+            if self.settings.chroma_url
+            else f"the index at {self.settings.index_dir}"
+        )
+        with store_errors(f"the documents cannot be changed now: {where} is unavailable"):
             return call()
-        except StoreUnavailableError:
-            raise
-        except Exception as exc:
-            where = (
-                f"the Chroma server at {self.settings.chroma_url}"
-                if self.settings.chroma_url
-                else f"the index at {self.settings.index_dir}"
-            )
-            reason = " ".join(f"{type(exc).__name__}: {exc}".split())
-            raise StoreUnavailableError(
-                f"the documents cannot be changed now: {where} is unavailable ({reason})"
-            ) from exc
 
     def open_store(self) -> Chroma:
         client = open_client(self.settings.index_dir, self.settings.chroma_url, self.settings.store_timeout_s)
@@ -172,7 +162,7 @@ class Library:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 store = self.store()
-                recover(store._collection, self.folder / JOURNAL)
+                recover(store, self.folder / JOURNAL)
                 yield store
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
@@ -184,11 +174,8 @@ def documents(bot: EventBot, settings: Settings) -> list[dict]:
     of the index, and one store read of a chunk per document."""
     knowledge = bot.knowledge
     firsts = {path: starts[0][1] for path, starts in knowledge.chunk_starts.items() if starts}
-    try:
-        got = bot.store._collection.get(ids=list(firsts.values()), include=["metadatas"]) if firsts else None
-    except Exception as exc:
-        raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
-    metas = dict(zip(got["ids"], got["metadatas"], strict=True)) if got else {}
+    with store_errors():
+        metas = read_metadatas(bot.store, ids=list(firsts.values()))
     uploads = settings.uploads_dir.resolve()
     listed = []
     for path, (source, _title) in sorted(knowledge.sources.items(), key=lambda item: item[1][0].lower()):
@@ -240,6 +227,4 @@ def upload_name(raw: str | None) -> str:
 
 
 def keep_file(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    write_whole(path, data)

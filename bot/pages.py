@@ -11,36 +11,37 @@
 import logging
 import re
 
+from langchain_chroma import Chroma
 from pydantic import BaseModel, Field
 
 from bot.errors import DocumentNotFoundError, InputError, PassageNotFoundError, StoreUnavailableError
 from bot.types import Answer
 from index.chunking import page_at, stitch
+from index.store import read_chunks, store_errors
 
 log = logging.getLogger(__name__)
 
 
-def with_pages(answer: Answer, collection) -> Answer:
+def with_pages(answer: Answer, store: Chroma) -> Answer:
     """`answer` with `page` set on each citation of a PDF (the answer is changed in place and returned)."""
     cited = [c for c in answer.citations if c.source.lower().endswith(".pdf")]
     if not cited:
         return answer
     try:
-        got = collection.get(ids=sorted({c.chunk_id for c in cited}), include=["metadatas", "documents"])
-    except Exception:  # a page is a nicety: the answer stands without it
+        with store_errors():
+            chunks = {c.metadata["chunk_id"]: c for c in read_chunks(store, sorted({c.chunk_id for c in cited}))}
+    except StoreUnavailableError:  # a page is a nicety: the answer stands without it
         log.warning("could not read the cited chunks' pages", exc_info=True)
         return answer
-    chunks = {cid: (meta, text) for cid, meta, text in zip(got["ids"], got["metadatas"], got["documents"], strict=True)}
     for citation in cited:
-        if citation.chunk_id in chunks:
-            meta, text = chunks[citation.chunk_id]
-            citation.page = page_at(meta, max(0, text.find(citation.quote)))
+        if chunk := chunks.get(citation.chunk_id):
+            citation.page = page_at(chunk.metadata, max(0, chunk.page_content.find(citation.quote)))
     return answer
 
 
 def ask_with_pages(bot, question: str, history=None) -> Answer:
     """`bot.ask(question, history)`, its PDF citations naming their pages (read from the bot's own store)."""
-    return with_pages(bot.ask(question, history), bot.store._collection)
+    return with_pages(bot.ask(question, history), bot.store)
 
 
 NEIGHBOUR_CHUNKS = 2  # chunks read on each side of the cited one (~400 characters each)
@@ -73,11 +74,8 @@ def passage_of(bot, name: str, chunk_id: str, quote: str | None = None) -> Sourc
     if at is None:
         raise PassageNotFoundError(f"{name} has no chunk {chunk_id!r}")
     ids = [cid for _start, cid in starts[max(0, at - NEIGHBOUR_CHUNKS) : at + NEIGHBOUR_CHUNKS + 1]]
-    try:
-        got = bot.store._collection.get(ids=ids, include=["documents", "metadatas"])
-    except Exception as exc:
-        raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
-    chunks = {cid: (meta, text) for cid, meta, text in zip(got["ids"], got["metadatas"], got["documents"], strict=True)}
+    with store_errors():
+        chunks = {c.metadata["chunk_id"]: (c.metadata, c.page_content) for c in read_chunks(bot.store, ids)}
     if chunk_id not in chunks:
         raise PassageNotFoundError(f"{name} has no chunk {chunk_id!r}")
     meta, text = chunks[chunk_id]

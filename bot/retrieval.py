@@ -20,7 +20,7 @@ from langchain_core.documents import Document
 
 from bot.types import Passage
 from bot.vectors import CachedEmbeddings
-from index.store import StoreUnavailableError
+from index.store import all_chunks, nearest, read_chunks, read_with_vectors, store_errors
 
 log = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
@@ -46,8 +46,8 @@ class KeywordIndex:
 
     @classmethod
     def build(cls, store: Chroma) -> "KeywordIndex":
-        got = store._collection.get(include=["documents", "metadatas"])
-        texts, metas = got["documents"], got["metadatas"]
+        stored = all_chunks(store)
+        texts, metas = [c.page_content for c in stored], [c.metadata for c in stored]
         by_path: dict[str, list[str]] = {}
         for text, meta in zip(texts, metas, strict=True):
             by_path.setdefault(meta["path"], [meta.get("title", "")]).append(text)
@@ -58,7 +58,8 @@ class KeywordIndex:
         documents.index(_tokens(["\n".join(parts) for parts in by_path.values()]), show_progress=False)
         paths = list(by_path)
         number = {p: n for n, p in enumerate(paths)}
-        return cls(chunks, list(got["ids"]), documents, paths, [number[m["path"]] for m in metas])
+        ids = [c.metadata["chunk_id"] for c in stored]
+        return cls(chunks, ids, documents, paths, [number[m["path"]] for m in metas])
 
     def save(self, folder: Path) -> None:
         tmp = folder.with_name(folder.name + ".tmp")
@@ -161,10 +162,8 @@ class Retriever:
     def __call__(self, question: str) -> list[Passage]:
         if not self.chunks:
             return []
-        try:
+        with store_errors():  # the store went away under us (server down, folder deleted)
             return self._retrieve(question)
-        except Exception as exc:  # the store went away under us (server down, folder deleted)
-            raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
 
     def _retrieve(self, question: str) -> list[Passage]:
         query_vec = self.vectors.vector(question)  # the answerer finds it in the same cache
@@ -183,23 +182,18 @@ class Retriever:
                 by_document = {c: rank_of[path_of[c]] for c in candidates if path_of.get(c) in rank_of}
                 rankings.append((fusion.document, by_document))
         top = _fuse(rankings)[: self.k]
-        got = self.store._collection.get(ids=top, include=["embeddings", "documents", "metadatas"])
+        read = read_with_vectors(self.store, top)
         found = {
-            cid: (text, meta, float(np.asarray(vec) @ query_vec))
-            for cid, text, meta, vec in zip(
-                got["ids"], got["documents"], got["metadatas"], got["embeddings"], strict=True
-            )
+            chunk.metadata["chunk_id"]: (chunk.page_content, chunk.metadata, float(np.asarray(vec) @ query_vec))
+            for chunk, vec in read
         }
-        self._keep(got["ids"], got["documents"], got["metadatas"])
+        self._keep([chunk for chunk, _ in read])
         return [_passage(cid, *found[cid]) for cid in top if cid in found]  # unless deleted meanwhile
 
     def _dense(self, query_vec: np.ndarray, pool: int, documents: list[str] | None = None) -> list[str]:
         """Chunk ids by the question's vector, best first; only in `documents` (paths) when given."""
         where = {"path": {"$in": documents}} if documents else None
-        got = self.store._collection.query(
-            query_embeddings=[query_vec.tolist()], n_results=pool, where=where, include=[]
-        )
-        return got["ids"][0]
+        return nearest(self.store, query_vec.tolist(), pool, where)
 
     def around(self, passages: list[Passage], chunk_starts: dict[str, list[tuple[int, str]]]) -> list[Document]:
         """The stored chunks that start within AROUND_CHARS of a passage, in its document (found in `chunk_starts`,
@@ -214,28 +208,21 @@ class Retriever:
             wanted[p.chunk_id] = None
         with self._lock:
             missing = [cid for cid in wanted if cid not in self._chunks]
-        try:
-            if missing:
-                got = self.store._collection.get(ids=missing, include=["documents", "metadatas"])
-                self._keep(got["ids"], got["documents"], got["metadatas"])
-        except Exception as exc:
-            raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
+        with store_errors():
+            self._keep(read_chunks(self.store, missing))
         with self._lock:
             return [self._chunks[cid] for cid in wanted if cid in self._chunks]
 
     def preload(self, ids: list[str]) -> list[Document]:
         """Read these chunks into the cache (as many as it holds) and return them: the warm-up after start."""
-        got = self.store._collection.get(ids=ids, include=["documents", "metadatas"])
-        self._keep(got["ids"], got["documents"], got["metadatas"])
-        return [
-            Document(page_content=t, metadata=m | {"chunk_id": c})
-            for c, t, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-        ]
+        chunks = read_chunks(self.store, ids)
+        self._keep(chunks)
+        return chunks
 
-    def _keep(self, ids: list[str], texts: list[str], metas: list[dict]) -> None:
+    def _keep(self, chunks: list[Document]) -> None:
         with self._lock:
-            for cid, text, meta in zip(ids, texts, metas, strict=True):
-                self._chunks[cid] = Document(page_content=text, metadata=meta | {"chunk_id": cid})
+            for chunk in chunks:
+                self._chunks[chunk.metadata["chunk_id"]] = chunk
 
 
 def _passage(cid: str, text: str, meta: dict, score: float) -> Passage:

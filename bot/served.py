@@ -83,12 +83,8 @@ class ServedBot:
         self._preloading.set()
 
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
-        bot = self.bot  # this request answers with this bot, whatever is swapped in meanwhile
-        bot.check_question(question, history)
-        return ask_with_pages(bot, question, history)
-
-    def check(self, question: str, history: list[Turn] | None = None) -> None:
-        self.bot.check_question(question, history)
+        # this request answers with this bot, whatever is swapped in meanwhile (EventBot.ask checks the question)
+        return ask_with_pages(self.bot, question, history)
 
     def stats(self) -> dict:
         return self.bot.stats()

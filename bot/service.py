@@ -35,6 +35,7 @@ from index.store import (
     local_index_exists,
     open_client,
     open_store,
+    store_errors,
 )
 
 log = logging.getLogger(__name__)
@@ -161,16 +162,12 @@ class EventBot:
         started = time.perf_counter()
         if index_missing(settings):
             raise StoreUnavailableError(f"no index at {settings.index_dir} yet: run `eventbot index`")
-        try:
+        with store_errors("cannot open the index"):
             client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)
             if not collection_exists(client, settings.collection):
                 raise StoreUnavailableError(
                     f"no collection {settings.collection!r} in the index yet: run `eventbot index`"
                 )
-        except StoreUnavailableError:
-            raise
-        except Exception as exc:
-            raise StoreUnavailableError(f"cannot open the index: {exc}") from exc
         generate = None
         if settings.llm != "none":  # the LLM loads here, once per bot; a bad setting raises LLMSetupError
             from bot.answer.generative import load_generator
@@ -247,10 +244,8 @@ class EventBot:
     def stats(self) -> dict:
         """Documents, chunks and the index's generation, in O(1) (counts kept by indexing, never a read of every
         chunk); raises StoreUnavailableError when the store cannot be read."""
-        try:
+        with store_errors():
             return collection_stats(self.client, self.settings.collection)
-        except Exception as exc:
-            raise StoreUnavailableError(f"cannot read the index: {exc}") from exc
 
     def _condense(self, state: dict) -> str:
         return condense_question(

@@ -1,7 +1,7 @@
 """Plain data types shared by the layers: passages and sentences of the documents, an answerer's draft and its
-interface, the chain's state, and the answer object that `eventbot ask --json` prints and `POST /api/ask` returns (see DESIGN.md)."""
+interface, the chain's state, and the answer object that `eventbot ask --json` prints and `POST /api/ask` returns (README: "The answer object")."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from pydantic import BaseModel, Field
@@ -42,7 +42,6 @@ class Sentence:
     dense: float = 0.0
     coverage: float = 0.0
     score: float = 0.0
-    candidates: list[Span] = field(default_factory=list)
 
     @property
     def text(self) -> str:

@@ -1,10 +1,15 @@
-"""The Chroma store: embedded (a folder) or a `chroma run` server, and idempotent indexing into it."""
+"""The Chroma store: embedded (a folder) or a `chroma run` server, and idempotent indexing into it.
+
+This is the one module that reaches into Chroma (langchain's `Chroma` wrapper, its collection and client): every
+read and write of chunks elsewhere goes through the functions under "Reading and writing chunks", and a store's
+failure becomes `StoreUnavailableError` at one boundary, `store_errors` (httpx's `map_exceptions` is the model)."""
 
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -164,13 +169,12 @@ def index_documents(
     renamed, moved or deleted since the folder was last indexed)."""
     started = time.perf_counter()
     chunks = split_documents(docs, chunk_size, chunk_overlap)
-    collection = store._collection
     wanted = {c.metadata["chunk_id"]: c for c in chunks}
     paths = {d.metadata["path"] for d in docs}
     existing: set[str] = set()
     for path in paths:
-        existing |= set(collection.get(where={"path": path}, include=[])["ids"])
-    gone = _chunks_of_vanished_files(collection, roots or [], paths)
+        existing |= set(read_metadatas(store, where={"path": path}))
+    gone = _chunks_of_vanished_files(store, roots or [], paths)
     if gone:
         log.info("removing %d chunks of files no longer under %s", len(gone), ", ".join(map(str, roots or [])))
     stale = sorted((existing - wanted.keys()) | gone)
@@ -186,16 +190,16 @@ def index_documents(
         )
         moved = [c for cid, c in wanted.items() if cid in existing and c.metadata["path"] in changed]
         if moved:
-            collection.update(ids=[c.metadata["chunk_id"] for c in moved], metadatas=[c.metadata for c in moved])
+            update_metadatas(store, moved)
         if stale:
-            collection.delete(ids=stale)
+            delete_chunks(store, stale)
         bar.set_description("Indexing: embedding")
         for i in range(0, len(new), EMBED_BATCH):
             batch = new[i : i + EMBED_BATCH]
-            store.add_documents(batch, ids=[c.metadata["chunk_id"] for c in batch])
+            write_chunks(store, batch, embed_chunks(store, batch))
             bar.update(len(batch))
     if new or stale or moved:
-        record_counts(collection)
+        record_counts(store)
     report = IndexReport(
         documents=len(docs),
         chunks=len(chunks),
@@ -208,23 +212,26 @@ def index_documents(
     return report
 
 
-def _chunks_of_vanished_files(collection, roots: list[Path], kept: set[str]) -> set[str]:
+def _chunks_of_vanished_files(store: Chroma, roots: list[Path], kept: set[str]) -> set[str]:
     """Ids of stored chunks whose document lies under one of `roots` but is not one of the `kept` paths."""
     if not roots:
         return set()
-    got = collection.get(include=["metadatas"])
     resolved = [root.resolve() for root in roots]
     return {
         cid
-        for cid, meta in zip(got["ids"], got["metadatas"], strict=True)
+        for cid, meta in read_metadatas(store).items()
         if meta["path"] not in kept and any(Path(meta["path"]).is_relative_to(root) for root in resolved)
     }
 
 
-def record_counts(collection) -> None:
+def record_counts(store: Chroma) -> None:
     """Keep in the collection's metadata how many documents it holds and a new generation (something changed),
     so that health checks and served bots read them in O(1) instead of reading every chunk. Counted once per
     indexing run that changed something (indexing reads the whole store anyway)."""
+    _record_counts(store._collection)
+
+
+def _record_counts(collection) -> None:
     paths = {meta["path"] for meta in collection.get(include=["metadatas"])["metadatas"]}
     collection.modify(metadata={"documents": len(paths), "generation": uuid.uuid4().hex})
 
@@ -238,7 +245,7 @@ def collection_stats(client: chromadb.ClientAPI, name: str) -> dict:
     chunks = collection.count()
     meta = collection.metadata or {}
     if "documents" not in meta and chunks:
-        record_counts(collection)
+        _record_counts(collection)
         meta = client.get_collection(name).metadata or {}
     return {
         "documents": int(meta.get("documents", 0)),
@@ -247,10 +254,100 @@ def collection_stats(client: chromadb.ClientAPI, name: str) -> dict:
     }
 
 
-def all_chunks(store: Chroma) -> list[Document]:
-    """Every stored chunk with its metadata: what learning the documents reads, once per change of the index."""
-    got = store._collection.get(include=["documents", "metadatas"])
+def store_stats(store: Chroma) -> dict:
+    """`collection_stats` of the collection `store` holds."""
+    return collection_stats(store._client, store._collection.name)
+
+
+# ---------------------------------------------------------------------------------------------- reading and writing chunks
+
+
+@contextmanager
+def store_errors(what: str = "cannot read the index") -> Iterator[None]:
+    """The one boundary where a store's failure (a Chroma server down or stalled, an index folder deleted: Chroma
+    raises many kinds) becomes `StoreUnavailableError("<what>: <reason>")`, which callers answer as 503."""
+    try:
+        yield
+    except StoreUnavailableError:
+        raise
+    except Exception as exc:
+        raise StoreUnavailableError(f"{what}: {exc}") from exc
+
+
+def _documents(got: dict) -> list[Document]:
     return [
         Document(page_content=text, metadata=meta | {"chunk_id": cid})
         for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
     ]
+
+
+def read_chunks(store: Chroma, ids: list[str] | None = None) -> list[Document]:
+    """The stored chunks of these ids (every chunk: None) with their metadata and `chunk_id`; a missing id is left
+    out."""
+    if ids is not None and not ids:
+        return []
+    return _documents(store._collection.get(ids=ids, include=["documents", "metadatas"]))
+
+
+def all_chunks(store: Chroma) -> list[Document]:
+    """Every stored chunk with its metadata: what learning the documents reads, once per change of the index."""
+    return read_chunks(store)
+
+
+def read_metadatas(
+    store: Chroma, ids: list[str] | None = None, where: dict | None = None, limit: int | None = None
+) -> dict[str, dict]:
+    """Chunk id → metadata of the chunks of these ids, or those matching `where` (at most `limit`), or all."""
+    if ids is not None and not ids:
+        return {}
+    got = store._collection.get(ids=ids, where=where, limit=limit, include=["metadatas"])
+    return dict(zip(got["ids"], got["metadatas"], strict=True))
+
+
+def read_with_vectors(store: Chroma, ids: list[str]) -> list[tuple[Document, list[float]]]:
+    """The chunks of these ids with their stored vectors (a missing id is left out)."""
+    got = store._collection.get(ids=ids, include=["embeddings", "documents", "metadatas"])
+    return list(zip(_documents(got), got["embeddings"], strict=True))
+
+
+def nearest(store: Chroma, vector: list[float], n: int, where: dict | None = None) -> list[str]:
+    """Ids of the `n` chunks nearest to `vector` (cosine), best first; only those matching `where` when given."""
+    return store._collection.query(query_embeddings=[vector], n_results=n, where=where, include=[])["ids"][0]
+
+
+def embed_chunks(store: Chroma, chunks: list[Document]) -> list[list[float]]:
+    """The vectors of the chunks' texts, by the store's embedder."""
+    return store.embeddings.embed_documents([c.page_content for c in chunks])
+
+
+def write_chunks(store: Chroma, chunks: list[Document], vectors: list[list[float]]) -> None:
+    """Add chunks with their vectors, in batches the store takes (ids: their `chunk_id`)."""
+    batch_size = max_batch(store)
+    for i in range(0, len(chunks), batch_size):
+        batch = chunks[i : i + batch_size]
+        store._collection.upsert(
+            ids=[c.metadata["chunk_id"] for c in batch],
+            embeddings=vectors[i : i + len(batch)],
+            documents=[c.page_content for c in batch],
+            metadatas=[c.metadata for c in batch],
+        )
+
+
+def update_metadatas(store: Chroma, chunks: list[Document]) -> None:
+    """Replace the stored metadata of these chunks by theirs (new offsets and sentences: no new vectors)."""
+    store._collection.update(ids=[c.metadata["chunk_id"] for c in chunks], metadatas=[c.metadata for c in chunks])
+
+
+def delete_chunks(store: Chroma, ids: list[str]) -> None:
+    """Delete the chunks of these ids, in batches the store takes."""
+    batch_size = max_batch(store)
+    for i in range(0, len(ids), batch_size):
+        store._collection.delete(ids=ids[i : i + batch_size])
+
+
+def max_batch(store: Chroma) -> int:
+    """How many records the store takes in one call (Chroma's limit; a few thousand)."""
+    try:
+        return max(1, min(5000, int(store._client.get_max_batch_size())))
+    except Exception:  # an older server without the call: a size every version takes
+        return 1000

@@ -9,7 +9,6 @@ process was killed) is rolled back by `recover` before anything else changes the
 
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,16 @@ from langchain_chroma import Chroma
 from langchain_core.documents import Document
 
 from index.chunking import attach_sentences, split_documents
-from index.store import StoreUnavailableError, record_counts
+from index.files import write_whole
+from index.store import (
+    StoreUnavailableError,
+    delete_chunks,
+    embed_chunks,
+    read_metadatas,
+    record_counts,
+    store_errors,
+    write_chunks,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,29 +53,21 @@ def add_whole(
         started = time.perf_counter()
         chunks = split_documents([doc], chunk_size, chunk_overlap)
         attach_sentences(chunks, {doc.metadata["path"]: doc.page_content})
-        vectors = store.embeddings.embed_documents([c.page_content for c in chunks])
+        vectors = embed_chunks(store, chunks)
         prepared.append((doc, chunks, vectors, time.perf_counter() - started))
     ids = [c.metadata["chunk_id"] for _, chunks, _, _ in prepared for c in chunks]
     write_journal(journal, ids, files)
-    collection = store._collection
-    batch_size = max_batch(store)
     try:
         started = time.perf_counter()
-        for _, chunks, vectors, _ in prepared:
-            for i in range(0, len(chunks), batch_size):
-                batch = chunks[i : i + batch_size]
-                collection.add(
-                    ids=[c.metadata["chunk_id"] for c in batch],
-                    embeddings=vectors[i : i + len(batch)],
-                    documents=[c.page_content for c in batch],
-                    metadatas=[c.metadata for c in batch],
-                )
-        record_counts(collection)
+        with store_errors("the index could not be written"):
+            for _, chunks, vectors, _ in prepared:
+                write_chunks(store, chunks, vectors)
+            record_counts(store)
         written = time.perf_counter() - started
-    except Exception as exc:
+    except StoreUnavailableError as exc:
         log.warning("adding %d documents failed, rolling back: %s", len(docs), exc)
-        recover(collection, journal)
-        raise StoreUnavailableError(f"the index could not be written ({exc.__class__.__name__}: {exc})") from exc
+        recover(store, journal)
+        raise
     journal.unlink()
     share = written / max(1, len(ids))
     return [
@@ -79,15 +79,14 @@ def add_whole(
 def remove_whole(store: Chroma, paths: list[str]) -> int:
     """Delete every chunk of the documents at `paths` (one delete call) and record the new counts; the number of
     chunks removed."""
-    collection = store._collection
-    ids = [cid for path in paths for cid in collection.get(where={"path": path}, include=[])["ids"]]
+    ids = [cid for path in paths for cid in read_metadatas(store, where={"path": path})]
     if ids:
-        collection.delete(ids=ids)
-        record_counts(collection)
+        delete_chunks(store, ids)
+        record_counts(store)
     return len(ids)
 
 
-def recover(collection, journal: Path) -> bool:
+def recover(store: Chroma, journal: Path) -> bool:
     """Undo an addition that did not finish (its journal is still there): delete the chunks and files it names,
     then the journal. True when there was one. When the store cannot be written the journal stays for next time
     and StoreUnavailableError is raised."""
@@ -99,12 +98,9 @@ def recover(collection, journal: Path) -> bool:
         log.warning("unreadable journal %s: removed", journal)
         journal.unlink(missing_ok=True)
         return False
-    try:
-        for i in range(0, len(pending["ids"]), 5000):
-            collection.delete(ids=pending["ids"][i : i + 5000])
-        record_counts(collection)
-    except Exception as exc:
-        raise StoreUnavailableError(f"an unfinished upload could not be rolled back yet: {exc}") from exc
+    with store_errors("an unfinished upload could not be rolled back yet"):
+        delete_chunks(store, pending["ids"])
+        record_counts(store)
     for file in pending["files"]:
         Path(file).unlink(missing_ok=True)
     journal.unlink(missing_ok=True)
@@ -114,18 +110,4 @@ def recover(collection, journal: Path) -> bool:
 
 def write_journal(journal: Path, ids: list[str], files: list[Path]) -> None:
     """Written whole (a temporary file renamed into place, then synced) before the store is touched."""
-    journal.parent.mkdir(parents=True, exist_ok=True)
-    tmp = journal.with_suffix(".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        json.dump({"ids": ids, "files": [str(p) for p in files]}, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, journal)
-
-
-def max_batch(store: Chroma) -> int:
-    """How many records the store takes in one call (Chroma's limit; a few thousand)."""
-    try:
-        return max(1, min(5000, int(store._client.get_max_batch_size())))
-    except Exception:
-        return 1000
+    write_whole(journal, json.dumps({"ids": ids, "files": [str(p) for p in files]}))

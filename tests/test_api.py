@@ -16,7 +16,8 @@ import pytest
 from bot.served import ServedBot
 from bot.types import Answer, Turn
 from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S, assert_not_answered, run_cli
-from ui.chat import from_text, respond, to_turns
+from ui.chat import respond
+from ui.chat_common import from_text, to_turns
 from ui.server import bind, create_app, make_server, url_of
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")

@@ -15,11 +15,16 @@ from bot.errors import (
     DocumentLoadError,
     DocumentNotFoundError,
     EventbotError,
+    FeedbackError,
+    FeedbackNotFoundError,
+    FeedbackStoreError,
+    FeedbackUnavailableError,
     FileTooLargeError,
     InputError,
     LLMSetupError,
     NotFoundError,
     NotReadyError,
+    PassageNotFoundError,
     PdfTextError,
     PermissionDeniedError,
     QuestionError,
@@ -34,7 +39,7 @@ from bot.errors import (
 from bot.eval.running import EvaluationError
 from bot.training.fine_tune import CheckpointError
 from ui.cli import app as cli_app
-from ui.cli import reports_errors
+from ui.cli_base import reports_errors
 from ui.errors import install_error_handlers
 
 # error → (exit code of a CLI command failing with it, HTTP status of a request failing with it)
@@ -53,6 +58,11 @@ EXPECTED: dict[type[EventbotError], tuple[int, int]] = {
     NotReadyError: (2, 503),
     BusyError: (2, 503),
     LLMSetupError: (2, 500),  # the server cannot work as configured: a fault of its own, logged
+    FeedbackError: (2, 422),
+    FeedbackNotFoundError: (2, 404),
+    PassageNotFoundError: (2, 404),
+    FeedbackUnavailableError: (2, 503),
+    FeedbackStoreError: (2, 500),  # a feedback file of a newer eventbot, or not SQLite: the server cannot start
 }
 BRANCHES: dict[type[EventbotError], tuple[int, int]] = {
     InputError: (2, 422),

@@ -12,7 +12,7 @@ from starlette.routing import Mount
 
 from bot.served import ServedBot
 from tests.test_api import API_KEY, GOLD, running
-from ui.chat import from_text, message_text
+from ui.chat_common import from_text, message_text
 from ui.server import create_app
 
 

@@ -163,7 +163,7 @@ def test_modules_take_their_words_from_the_vocabulary(vocab):
     from bot.answer import guard, language, linking
 
     assert language.STOPWORDS is vocab.stop_words and language.WH_WORDS is vocab.wh_words
-    assert language.NUMBER_WORDS is vocab.number_words and language.DEMONYMS is vocab.demonyms
+    assert language.NUMBER_WORDS is vocab.number_words and language.MONTHS is vocab.months
     assert linking.PERSON_NOUNS is vocab.person_nouns and linking.NUMERIC_LABELS is vocab.numeric_labels
     assert vocab.wh_words | vocab.question_auxiliaries == linking.QUESTION_START
     assert conversation.WH_WORDS is vocab.wh_words and not hasattr(conversation, "QUESTION_WORDS")

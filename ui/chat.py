@@ -16,29 +16,36 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from typing import Any
-
-from pydantic import ValidationError
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is imported
 
 import gradio as gr  # noqa: E402
 
 from bot.errors import (  # noqa: E402
-    DocumentConflictError,
-    DocumentLoadError,
     DocumentNotFoundError,
     InputError,
     PassageNotFoundError,
     QuestionError,
     StoreUnavailableError,
-    UploadsOffError,
 )
-from bot.feedback import FeedbackIn, FeedbackStore  # noqa: E402
-from bot.library import Library, Upload, documents  # noqa: E402
+from bot.feedback import FeedbackStore  # noqa: E402
+from bot.library import Library  # noqa: E402
 from bot.pages import passage_of  # noqa: E402
 from bot.served import ServedBot  # noqa: E402
-from bot.types import Answer, Turn  # noqa: E402
+from bot.types import Answer  # noqa: E402
+from ui.chat_common import (  # noqa: E402
+    LONE_SURROGATE,
+    PRIVATE,
+    Replies,
+    Reset,
+    as_text,
+    displayable,
+    from_text,
+    message_text,
+    to_turns,
+)
+from ui.chat_documents import changeable, documents_panel, header  # noqa: E402
+from ui.chat_feedback import feedback_controls  # noqa: E402
 from ui.openai_api import word_pieces  # noqa: E402
 from ui.reply_note import note_of  # noqa: E402
 
@@ -118,74 +125,6 @@ def examples(bot: ServedBot) -> list[dict] | None:
     return [{"text": q} for q in bot.example_questions()] or None
 
 
-def header(bot: ServedBot) -> str:
-    docs = bot.documents()
-    if len(docs) == 1:
-        source, title = docs[0]
-        knows = f"one document: <em>{html.escape(title)}</em> (<code>{html.escape(source)}</code>)"
-    else:
-        shown = ", ".join(f"<code>{html.escape(source)}</code>" for source, _ in docs[:6])
-        more = f" and {len(docs) - 6} more" if len(docs) > 6 else ""
-        knows = f"{len(docs)} documents: {shown}{more}"
-    return (
-        "<h1>Ask about the event</h1>"
-        f"<p>I answer <strong>only</strong> from {knows}. When {'it doesn' if len(docs) == 1 else 'they don'}'t "
-        "say, I tell you so. "
-        "<span class='wide-only'>Answers cite their passages as [1], [2]…: click one to read it in its "
-        "document. A thumb up or down under a reply tells us how it did.</span></p>"
-    )
-
-
-# Every ASCII punctuation mark can be backslash-escaped in Markdown (CommonMark); escaping them all keeps a
-# document's `![x](http://…)`, `*stars*` or `[links]` from being rendered, and `$` from being read as LaTeX.
-MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$:])")
-ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~$:])")
-
-
-def as_text(text: str) -> str:
-    """Text that the chat (Markdown with HTML) shows verbatim: HTML escaped, then Markdown escaped. The browser
-    fetches nothing a document or question names, and `<script>` shows as written."""
-    return MARKDOWN_SPECIALS.sub(r"\\\1", html.escape(text, quote=False))
-
-
-def from_text(shown: str) -> str:
-    """The text behind `as_text`: what the user typed, what the bot answered (for the history)."""
-    return html.unescape(ESCAPED.sub(r"\1", shown))
-
-
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a Python str every surrogate is a lone one
-
-
-def displayable(text: str) -> str:
-    """`text` with each lone surrogate (invalid Unicode, which JSON can carry) shown as U+FFFD."""
-    return LONE_SURROGATE.sub("\ufffd", text)
-
-
-def message_text(content: Any) -> str:
-    """The text of a chat message, whatever shape Gradio gives it (a string or a list of parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        return content.get("text") or ""
-    if isinstance(content, list | tuple):
-        return "".join(message_text(part) for part in content)
-    return ""
-
-
-def to_turns(messages: list[dict], limit: int, answers: dict[int, Answer] | None = None) -> list[Turn]:
-    """The conversation as history for the bot: user and assistant text, without the Sources panels (a reply's
-    text is its answer's, when the session kept it: links and notes are the page's, not the bot's)."""
-    answers = answers or {}
-    turns = []
-    for index, message in enumerate(messages):
-        if (message.get("metadata") or {}).get("title") or message.get("role") not in ("user", "assistant"):
-            continue
-        text = answers[index].answer if index in answers else from_text(message_text(message.get("content")))
-        if text.strip():
-            turns.append(Turn(role=message["role"], content=text.strip()))
-    return turns[-limit:] if limit > 0 else []
-
-
 def linked(shown: str, reply: int) -> str:
     """`shown` (as_text's) with each `[n]` marker a link that opens the cited passage (the page's script)."""
     return SOURCE_LINK.sub(lambda m: f"[\\[{m[1]}\\]](#source-{reply}-{m[1]})", shown)
@@ -214,9 +153,6 @@ def sources_message(answer: Answer, reply: int) -> dict:
         "content": "\n\n".join(parts),
         "metadata": {"title": f"Sources ({count})", "status": "done"},
     }
-
-
-Replies = dict[int, Answer]  # the session's answers, by the index of their reply among the messages
 
 
 def respond(
@@ -283,53 +219,6 @@ def passage_html(bot: ServedBot, ref: str, answers: Replies) -> str:
     )
 
 
-DOCUMENT_ERRORS = (DocumentLoadError, DocumentConflictError, DocumentNotFoundError, StoreUnavailableError)
-
-
-def document_table(bot: ServedBot, library: Library) -> str:
-    """The documents the bot answers from, as an HTML table (names escaped: they are the uploaders' words)."""
-    rows = "".join(
-        f"<tr><td><code>{html.escape(d['name'])}</code></td><td>{d['source']}</td><td>{d['chunks']}</td>"
-        f"<td>{size(d['bytes'])}</td></tr>"
-        for d in documents(bot.bot, library.settings)
-    )
-    return f"<table><tr><th>document</th><th>from</th><th>chunks</th><th>size</th></tr>{rows}</table>"
-
-
-def size(n: int | None) -> str:
-    return "" if n is None else f"{n / 1000:,.0f} KB"
-
-
-def add_uploaded(bot: ServedBot, library: Library, paths: list[str] | None) -> str:
-    """Index the files dropped on the upload control (all or none) and serve them; a one-line outcome."""
-    if not paths:
-        return ""
-    uploads = []
-    for path in paths:
-        with open(path, "rb") as f:
-            uploads.append(
-                Upload(os.path.basename(path), f.read(library.settings.max_file_bytes + 1), os.path.getsize(path))
-            )
-    try:
-        added = library.add(uploads, then=bot.reload)
-    except DOCUMENT_ERRORS as exc:
-        return f"Not added: {exc}"
-    return "Added " + ", ".join(f"{a.name} ({a.chunks} chunks)" for a in added) + ": ask about it."
-
-
-def remove_named(bot: ServedBot, library: Library, name: str | None) -> str:
-    if not name:
-        return ""
-    try:
-        library.remove(name, then=bot.reload)
-    except DOCUMENT_ERRORS as exc:
-        return f"Not removed: {exc}"
-    return f"Removed {name}."
-
-
-PRIVATE = {"api_visibility": "private"}  # the chat's events are not part of Gradio's API
-
-
 def build_chat(bot: ServedBot, library: Library | None = None, feedback: FeedbackStore | None = None) -> gr.Blocks:
     """The chat UI as a Blocks app (mounted at `/` by ui.server). With a `library` that may be changed (an API
     key, whose login the chat then asks for, or `EVENTBOT_UPLOADS=on`) a Documents panel lists the documents and
@@ -353,16 +242,6 @@ def build_chat(bot: ServedBot, library: Library | None = None, feedback: Feedbac
         wire_questions(bot, chatbot, box, clear, answers, resets=[hide_passage, *forget_feedback])
     demo.queue(default_concurrency_limit=8)
     return demo
-
-
-def changeable(library: Library | None) -> Library | None:
-    """`library` if its documents may be changed through the server, else None (the chat shows no panel)."""
-    try:
-        if library is not None:
-            library.check_allowed()
-    except UploadsOffError:
-        return None
-    return library
 
 
 def chat_layout(bot: ServedBot, rated: bool = False) -> tuple[gr.HTML, gr.Chatbot, gr.Textbox, gr.Button]:
@@ -399,44 +278,6 @@ def chat_layout(bot: ServedBot, rated: bool = False) -> tuple[gr.HTML, gr.Chatbo
     return heading, chatbot, box, clear
 
 
-def documents_panel(demo: gr.Blocks, bot: ServedBot, library: Library, heading: gr.HTML) -> None:
-    """The Documents panel: the table of documents, an upload control and a name to remove; each change
-    refreshes the table, the header and the names."""
-    with gr.Accordion("Documents", open=False, elem_id="documents"):
-        table = gr.HTML(document_table(bot, library), padding=False)
-        upload = gr.File(
-            label="Add documents (.txt, .md, .html, .pdf): click or drop",
-            file_count="multiple",
-            file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
-            type="filepath",
-            elem_id="upload",
-        )
-        with gr.Row(equal_height=True):
-            names = gr.Dropdown(
-                [],
-                label="Remove a document",
-                elem_id="remove-name",
-                scale=1,
-                allow_custom_value=True,
-            )
-            remove = gr.Button("Remove", elem_id="remove", variant="secondary", scale=0, min_width=0)
-        outcome = gr.Markdown(elem_id="documents-outcome")
-
-    def listed() -> tuple[str, str, gr.Dropdown]:
-        names_now = [d["name"] for d in documents(bot.bot, library.settings)]
-        return header(bot), document_table(bot, library), gr.Dropdown(choices=names_now, value=None)
-
-    def uploaded(paths: list[str] | None) -> tuple:
-        return (as_text(add_uploaded(bot, library, paths)), None, *listed())
-
-    def removed(name: str | None) -> tuple:
-        return (as_text(remove_named(bot, library, name)), *listed())
-
-    demo.load(listed, None, [heading, table, names], queue=False, **PRIVATE)
-    upload.upload(uploaded, upload, [outcome, upload, heading, table, names], show_progress="full", **PRIVATE)
-    remove.click(removed, names, [outcome, heading, table, names], show_progress="full", **PRIVATE)
-
-
 def add_question(text: str, messages: list[dict]) -> tuple[gr.Textbox, list[dict]]:
     """Show the question at once and lock the box until its answer is in (a second question meanwhile would be
     overwritten by the streaming answer)."""
@@ -452,9 +293,6 @@ def add_example(messages: list[dict], evt: gr.SelectData) -> tuple[gr.Textbox, l
 
 def unlock() -> gr.Textbox:
     return gr.Textbox(interactive=True)
-
-
-Reset = tuple[gr.components.Component, Any]  # a component and its value once the conversation is cleared
 
 
 def wire_questions(
@@ -503,84 +341,3 @@ def passage_view(bot: ServedBot, answers: gr.State) -> Reset:
     )
     close.click(lambda: gr.Column(visible=False), None, panel, queue=False, **PRIVATE)
     return panel, gr.Column(visible=False)
-
-
-Rated = dict[int, tuple[int, str]]  # reply index → (its feedback's id, "up" or "down")
-
-
-def feedback_controls(bot: ServedBot, store: FeedbackStore, chatbot: gr.Chatbot, answers: gr.State) -> list[Reset]:
-    """A thumb on a reply keeps it with its question, history and citations (`bot.feedback`, as `POST
-    /api/feedback`); clicking the thumb again takes it back. After a thumb, a box below takes an optional comment."""
-    rated = gr.State({})
-    commenting = gr.State(None)  # the reply the comment box is about
-    with gr.Row(visible=False, elem_id="feedback-comment", equal_height=True) as comment_row:
-        comment = gr.Textbox(
-            show_label=False,
-            placeholder="What was wrong, or right? (optional)",
-            max_length=bot.settings.max_comment_chars,
-            elem_id="feedback-text",
-            container=False,
-            scale=1,
-        )
-        send = gr.Button("Send", elem_id="feedback-send", size="md", scale=0, min_width=0)
-    status = gr.Markdown(elem_id="feedback-status")
-
-    def on_thumb(messages: list[dict], kept: Replies, done: Rated, evt: gr.LikeData) -> tuple:
-        reply = evt.index if isinstance(evt.index, int) else evt.index[0]
-        done = dict(done)
-        rating = {True: "up", False: "down"}.get(evt.liked)  # "" when a thumb is clicked off
-        try:
-            text = rate(store, bot, messages, kept, done, reply, rating)
-        except (InputError, ValidationError) as exc:
-            return done, gr.Row(visible=False), as_text(f"Not kept: {exc}"), None
-        return done, gr.Row(visible=rating is not None), as_text(text), reply if rating else None
-
-    def on_comment(text: str, reply: int | None, done: Rated) -> tuple:
-        if reply is None or reply not in done or not (text or "").strip():
-            return gr.Textbox(), gr.Row(visible=False), ""
-        item_id, rating = done[reply]
-        try:
-            store.rate(item_id, rating, text.strip())
-        except (InputError, ValidationError) as exc:
-            return gr.Textbox(), gr.Row(visible=True), as_text(f"Not kept: {exc}")
-        return gr.Textbox(value=""), gr.Row(visible=False), "Thanks: your comment is kept with your rating."
-
-    chatbot.like(on_thumb, [chatbot, answers, rated], [rated, comment_row, status, commenting], **PRIVATE)
-    for sent in (send.click, comment.submit):
-        sent(on_comment, [comment, commenting, rated], [comment, comment_row, status], queue=False, **PRIVATE)
-    return [(rated, {}), (commenting, None), (comment_row, gr.Row(visible=False)), (status, "")]
-
-
-def rate(
-    store: FeedbackStore,
-    bot: ServedBot,
-    messages: list[dict],
-    kept: Replies,
-    done: Rated,
-    reply: int,
-    rating: str | None,
-) -> str:
-    """Keep, change or take back (`rating` None) the rating of `reply`; what happened, in a line for the user."""
-    answer = kept.get(reply)
-    if answer is None:
-        return "That reply cannot be rated (it is not an answer)."
-    if rating is None:
-        if reply in done:
-            store.remove(done.pop(reply)[0])
-        return "Your rating is taken back."
-    if reply in done:
-        store.rate(done[reply][0], rating)
-    else:
-        history = to_turns(messages[: reply - 1], bot.settings.max_history_messages, kept)
-        item = store.add(
-            FeedbackIn(
-                question=answer.question,
-                answer=answer.answer,
-                rating=rating,
-                history=history,
-                citations=answer.citations,
-            )
-        )
-        done[reply] = (item.id, rating)
-    done[reply] = (done[reply][0], rating)
-    return "Thanks: kept. Add a comment below if you like."

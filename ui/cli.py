@@ -1,16 +1,16 @@
 """The `eventbot` command. The only module that prints; everything else logs."""
 
-import functools
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated
 
 import typer
 
+from ui.cli_base import Cli, fail, print_error
+from ui.cli_feedback import feedback_app
 from ui.cli_options import (
     Articles,
     Calibrate,
@@ -31,60 +31,12 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "Loading weights" bar on every start
 
 
-def exit_code(exc: BaseException) -> int | None:
-    """The exit code of a command failing with `exc`: that of its branch of the error tree (bot.errors), None for
-    an exception outside the tree (a bug: its traceback is shown). DESIGN.md: 2 with a one-line reason, for all
-    that the user can do something about (a bad question or option, no index yet, an unreadable file, a server
-    down, an LLM not set up)."""
-    from bot.errors import InputError, SetupError, UnavailableError
-
-    codes = {InputError: 2, UnavailableError: 2, SetupError: 2}
-    return next((codes[cls] for cls in type(exc).__mro__ if cls in codes), None)
-
-
-def print_error(exc: BaseException) -> None:
-    typer.echo(f"eventbot: {exc}", err=True)
-
-
-def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The CLI's one error handler: an error of the tree ends the command with one line on stderr and its exit
-    code."""
-
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except Exception as exc:
-            code = exit_code(exc)
-            if code is None:
-                raise
-            print_error(exc)
-            raise typer.Exit(code) from None
-
-    return run
-
-
-class Cli(typer.Typer):
-    """Typer, with every command wrapped in `reports_errors`."""
-
-    def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        register = super().command(*args, **kwargs)
-        return lambda command: register(reports_errors(command))
-
-
 app = Cli(
     help="Answers questions about an event from the documents that describe it.",
     no_args_is_help=True,
     add_completion=False,
 )
-
-
-def fail(message: str) -> NoReturn:
-    """A user error found by the CLI itself (options that do not go together, a port taken): one line on stderr,
-    exit code 2, through `reports_errors` like any other."""
-    from bot.errors import InputError
-
-    raise InputError(message)
+app.add_typer(feedback_app, name="feedback")
 
 
 def open_bot():
@@ -255,14 +207,11 @@ def serve(
         return
     started = time.perf_counter()
     bot = open_bot()
-    from ui.server import bind, create_app, make_server, url_of
+    from ui.server import create_app, make_server, url_of
 
     verbose = logging.getLogger().isEnabledFor(logging.INFO)
     server = make_server(create_app(bot), log_level="info" if verbose else "warning")
-    try:
-        sock = bind(host, port)
-    except OSError as exc:
-        fail(f"cannot listen on {host}:{port} ({exc.strerror or exc}): try another --port")
+    sock = listening(host, port)
     url = url_of(sock)
     typer.echo(
         f"eventbot is ready in {time.perf_counter() - started:.1f}s: chat at {url}/ , API docs at {url}/docs "
@@ -279,12 +228,9 @@ def serve_with_workers(host: str, port: int, workers: int) -> None:
     settings = Settings()
     if index_missing(settings):
         fail(f"no index at {settings.index_dir} yet: run `eventbot index`")
-    from ui.server import bind, serve_workers, url_of
+    from ui.server import serve_workers, url_of
 
-    try:
-        sock = bind(host, port)
-    except OSError as exc:
-        fail(f"cannot listen on {host}:{port} ({exc.strerror or exc}): try another --port")
+    sock = listening(host, port)
     url = url_of(sock)
     typer.echo(
         f"eventbot starts {workers} workers at {url}/ (API docs at {url}/docs); /healthz answers 200 once a "
@@ -292,6 +238,16 @@ def serve_with_workers(host: str, port: int, workers: int) -> None:
     )
     verbose = logging.getLogger().isEnabledFor(logging.INFO)
     serve_workers(sock, workers, log_level="info" if verbose else "warning")
+
+
+def listening(host: str, port: int):
+    """A socket listening on host:port, or exit 2 naming the address taken."""
+    from ui.server import bind
+
+    try:
+        return bind(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port} ({exc.strerror or exc}): try another --port")
 
 
 @app.command("train-reader")
@@ -317,21 +273,13 @@ def train_reader(
     """Fine-tune the installed MiniLM into the span reader (SQuAD train articles + the development sets), then learn
     when to answer from its readings of held-out articles."""
     from bot.eval.datasets import SQUAD_DIR
-    from bot.reader.model import WEIGHTS_DIR, WEIGHTS_FILE
+    from bot.reader.model import WEIGHTS_DIR
     from bot.training.calibration import calibrate as learn_when_to_answer
     from bot.training.card import write_card
-    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, train, training_groups
+    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, check_training_paths, train, training_groups
 
-    squad = data or SQUAD_DIR
-    out = out or WEIGHTS_DIR
-    if not (squad / "split.json").is_file():
-        fail(f"no SQuAD split at {squad}: pass --data DIR (the folder with split.json and dev-v2.0.json)")
-    if refit and not (calibrate_only and (out / "calibration.jsonl").is_file()):
-        fail(
-            f"--refit needs --calibrate-only and the readings of an earlier calibration in {out / 'calibration.jsonl'}"
-        )
-    if calibrate_only and not (out / WEIGHTS_FILE).is_file():
-        fail(f"no reader weights at {out / WEIGHTS_FILE} to calibrate: train first (without --calibrate-only)")
+    squad, out = data or SQUAD_DIR, out or WEIGHTS_DIR
+    check_training_paths(squad, out, calibrate_only, refit)
     if not calibrate_only:
         config = TrainConfig(
             epochs=epochs,
@@ -386,68 +334,6 @@ def bench(
     console.print(table)
     for key, note in result.notes.items():
         console.print(f"{key}: {note}", markup=False)
-
-
-# ---------------------------------------------------------------------------------------------- eventbot feedback
-
-feedback_app = Cli(
-    help="Feedback kept on the bot's replies (the chat's thumbs, POST /api/feedback).", no_args_is_help=True
-)
-app.add_typer(feedback_app, name="feedback")
-
-
-@feedback_app.command("export")
-def export_feedback(
-    rating: Annotated[
-        str | None, typer.Option("--rating", metavar="up|down", help="Only thumbs up, or only thumbs down.")
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Write to this file (whole or not at all) instead of stdout.")
-    ] = None,
-) -> None:
-    """Write kept feedback, oldest first, as an evaluation set to label: JSON Lines in `eventbot eval`'s format,
-    with `answerable` null and what the bot replied (`given_answer`), the `rating` and the `comment`."""
-    from bot.feedback import FeedbackStore, as_eval_item, check_rating
-    from bot.settings import Settings
-
-    if rating is not None:
-        check_rating(rating)
-    settings = Settings()
-    path = settings.feedback_path
-    items = FeedbackStore(path, settings).all(rating) if path.exists() else []  # no file: nothing kept yet
-    if not items:
-        typer.echo(f"eventbot: no {rating + ' ' if rating else ''}feedback kept in {path}: nothing written", err=True)
-        return
-    text = "".join(json.dumps(as_eval_item(item), ensure_ascii=False) + "\n" for item in items)
-    if out is None:
-        typer.echo(text, nl=False)
-        return
-    write_whole(out, text)
-    questions = f"{len(items)} question{'' if len(items) == 1 else 's'}"
-    typer.echo(
-        f"wrote {questions} to {out}: fill in `answerable` (and `answers`) for each, then "
-        f"`eventbot eval --dataset {out}`",
-        err=True,
-    )
-
-
-def write_whole(path: Path, text: str) -> None:
-    """`text` in `path`, whole or not at all: written to a temporary file beside it, then renamed into place."""
-    import tempfile
-
-    tmp = None
-    try:
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-        ) as tmp:
-            tmp.write(text)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.replace(tmp.name, path)
-    except OSError as exc:
-        if tmp is not None:
-            Path(tmp.name).unlink(missing_ok=True)
-        fail(f"cannot write {path} ({exc.strerror or exc})")
 
 
 if __name__ == "__main__":

@@ -2,14 +2,13 @@
 Rebuilt from the stored chunks, whose offsets place them in their document."""
 
 import math
-import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from langchain_core.documents import Document
 
-from bot.answer.language import STOPWORDS, term, words
+from bot.answer.language import term, words
 from bot.answer.linking import Lexicon
 from bot.types import Passage, Sentence, Span
 from index.chunking import stitch
@@ -27,7 +26,6 @@ class Knowledge:
     lexicon: Lexicon
     df: Counter[str]
     n: int  # sentences in all
-    proper_nouns: set[str]
     sources: dict[str, tuple[str, str]]  # path -> (source, title)
     example_questions: list[str] = field(default_factory=list)
     # each document's chunks as (start, chunk id), by start: which chunks lie around a passage, found without asking
@@ -78,7 +76,7 @@ class Corpus:
                 starts.sort()
         self.knowledge = knowledge
         self.lexicon = knowledge.lexicon
-        self.df, self.n, self.proper_nouns = knowledge.df, knowledge.n, knowledge.proper_nouns
+        self.df, self.n = knowledge.df, knowledge.n
 
     @property
     def documents(self) -> int:
@@ -90,35 +88,13 @@ class Corpus:
         everything = [(self.texts[s.path], s.parsed) for sents in self.sentences.values() for s in sents]
         self.lexicon = Lexicon(everything)
         self._count_terms()
-        self.lexicon.proper = self.proper_nouns
-        return Knowledge(self.lexicon, self.df, self.n, self.proper_nouns, sources)
+        return Knowledge(self.lexicon, self.df, self.n, sources)
 
     def _count_terms(self) -> None:
-        df: Counter[str] = Counter()
-        capitalized, lowercase, initial = Counter(), Counter(), []
+        """How many sentences hold each term (for its IDF), and how many sentences there are."""
         all_sentences = [s.text for sents in self.sentences.values() for s in sents]
-        for sent in all_sentences:
-            toks = words(sent)
-            df.update({term(w) for w, _ in toks})
-            for i, (w, pos) in enumerate(toks):
-                base = re.sub(r"['’]s$", "", w)
-                after_quote = pos > 0 and sent[pos - 1] in "‘“\"'"
-                if base[:1].isupper():
-                    if i == 0 or after_quote:
-                        nxt = toks[i + 1] if i + 1 < len(toks) else ("", 0)
-                        adjacent = nxt[0] and not sent[pos + len(w) : nxt[1]].strip()
-                        initial.append((base, nxt[0] if adjacent else ""))
-                    else:
-                        capitalized[base.lower()] += 1
-                elif base[:1].islower():
-                    lowercase[base.lower()] += 1
-        proper = {w for w in capitalized if w not in lowercase and w.replace("’", "'") not in STOPWORDS}
-        for first, nxt in initial:  # "Amber Glenn goes…", "Team USA figure…" (not "Afterwards, Glenn")
-            if re.sub(r"['’]s$", "", nxt).lower() in proper and first.lower() not in STOPWORDS:
-                proper.add(first.lower())
-        self.proper_nouns = proper
+        self.df = Counter(t for sent in all_sentences for t in {term(w) for w, _ in words(sent)})
         self.n = max(len(all_sentences), 1)
-        self.df = df
 
     def idf(self, t: str) -> float:
         return math.log(1 + self.n / (1 + self.df.get(t, 0)))

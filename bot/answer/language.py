@@ -16,8 +16,6 @@ WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’](?=[^\W\d_]))*|\d+(?:[.,:]\d+)*") 
 VOCABULARY = vocabulary()
 # Stop words are spaCy's, less the words that carry meaning ("behind", "top", "last", numbers and ordinals), plus the
 # words a question uses about the document itself and about speaking (bot/lang/en/stop_words.toml).
-KEEP_MEANING = VOCABULARY.keep_meaning
-ABOUT_THE_DOCUMENT = VOCABULARY.about_the_document
 STOPWORDS = VOCABULARY.stop_words
 WH_WORDS = VOCABULARY.wh_words
 # Number and ordinal words are spaCy's (with values); weekdays and months the standard library's.
@@ -26,9 +24,6 @@ ORDINAL_NUMBERS = VOCABULARY.ordinal_numbers
 ORDINALS = VOCABULARY.ordinals
 WEEKDAYS = VOCABULARY.weekdays
 MONTHS = VOCABULARY.months
-# Countries and the adjectives for them, enough to tell a place or nationality from a person's name.
-COUNTRIES = VOCABULARY.countries
-DEMONYMS = VOCABULARY.demonyms
 # Past tenses the lemmatizer leaves alone because they are also other words ("won" the currency).
 IRREGULAR = VOCABULARY.irregular_past
 

@@ -97,7 +97,6 @@ class Lexicon:
                 word = text[t.start : t.end]
                 if word.isalpha() and (n or word.islower()):  # a sentence's first word is capitalized anyway
                     words.setdefault(fold(word), Counter())[word] += 1
-        self.proper: set[str] = set()  # words the documents only ever capitalize (the corpus fills it in)
         self.names = {k: c.most_common(1)[0][0] for k, c in names.items() if k}
         self.people = _people(sentences_list)
         # the lower-case words inside people's names ("dos", "de la", "van der") may join two parts of one name

@@ -39,6 +39,20 @@ class CheckpointError(InputError, RuntimeError):
     """A checkpoint is in the way (or missing) for what was asked."""
 
 
+def check_training_paths(squad: Path, out: Path, calibrate_only: bool, refit: bool) -> None:
+    """InputError (exit 2, one line) unless the folders hold what `train-reader` was asked to read."""
+    if not (squad / "split.json").is_file():
+        raise InputError(f"no SQuAD split at {squad}: pass --data DIR (the folder with split.json and dev-v2.0.json)")
+    if refit and not (calibrate_only and (out / "calibration.jsonl").is_file()):
+        raise InputError(
+            f"--refit needs --calibrate-only and the readings of an earlier calibration in {out / 'calibration.jsonl'}"
+        )
+    if calibrate_only and not (out / WEIGHTS_FILE).is_file():
+        raise InputError(
+            f"no reader weights at {out / WEIGHTS_FILE} to calibrate: train first (without --calibrate-only)"
+        )
+
+
 @dataclass
 class TrainConfig:
     epochs: float = 1.0
@@ -190,6 +204,16 @@ def loss_of(model, batch: dict, bf16: bool) -> torch.Tensor:
     return torch.stack(losses).mean()
 
 
+def _trainable_base(config: TrainConfig):
+    """The base model (all but the frozen word embeddings trained), warm-started from `config.init` when set."""
+    model, tokenizer = load_base()
+    for name, param in model.named_parameters():
+        param.requires_grad = name not in FROZEN
+    if config.init:
+        _warm_start(model, Path(config.init))
+    return model, tokenizer
+
+
 def train(
     config: TrainConfig,
     out: Path,
@@ -207,11 +231,7 @@ def train(
     checkpoint = _checked_checkpoint(checkpoint_dir, resume)
     out.mkdir(parents=True, exist_ok=True)
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    model, tokenizer = load_base()
-    for name, param in model.named_parameters():
-        param.requires_grad = name not in FROZEN
-    if config.init:
-        _warm_start(model, Path(config.init))
+    model, tokenizer = _trainable_base(config)
     questions = featurize(tokenizer, groups, config.max_tokens)
     steps_per_epoch = math.ceil(len(questions) / config.batch_size)
     total = max(1, round(steps_per_epoch * config.epochs))

@@ -92,7 +92,7 @@ def _peak_rss_kb(pid: int) -> int:
     return 0
 
 
-def _raise_system_exit(signum: int, frame: object) -> None:
+def _raise_system_exit(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)  # the shell's exit status for a death by that signal
 
 

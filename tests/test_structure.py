@@ -1,0 +1,68 @@
+"""The shape of the code, checked: serving apart from the tools, one module over the store, no dead code, small
+modules and functions (what a stranger needs to read the project in ten minutes)."""
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGES = ("bot", "index", "ui")
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def sources() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+
+
+def test_only_the_store_module_reaches_into_chroma():
+    """`_collection` (and the store's client) are Chroma's internals: index/store.py alone touches them."""
+    reaching = [str(p.relative_to(ROOT)) for p in sources() if "._collection" in p.read_text(encoding="utf-8")]
+    assert reaching == ["index/store.py"]
+
+
+def test_serving_imports_nothing_of_evaluation_benchmark_or_training(index_dir):
+    """A server answering a question loads no module of bot/eval or bot/training (nor the PDF maker they use)."""
+    script = (
+        "import sys\n"
+        "from bot.settings import Settings\n"
+        "from bot.service import EventBot\n"
+        "from ui.server import create_app\n"
+        "bot = EventBot(Settings())\n"
+        "bot.ask('How old is Sakamoto?')\n"
+        "create_app(bot)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('bot.eval', 'bot.training', 'fpdf'))))\n"
+    )
+    env = os.environ | {"EVENTBOT_INDEX_DIR": str(index_dir)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_no_module_or_function_is_too_long():
+    long_modules, long_functions = [], []
+    for path in sources():
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            long_modules.append(str(path.relative_to(ROOT)))
+        for node in ast.walk(ast.parse(text)):
+            function = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            if function and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                long_functions.append(f"{path.relative_to(ROOT)}:{node.name}")
+    assert not long_modules, f"over {MAX_MODULE_LINES} lines: {long_modules}"
+    assert not long_functions, f"over {MAX_FUNCTION_LINES} lines: {long_functions}"
+
+
+def test_vulture_finds_no_dead_code():
+    vulture = Path(sys.executable).parent / "vulture"
+    if not vulture.exists():
+        pytest.fail("vulture is a dev dependency: `pip install -e '.[dev]'`")
+    found = subprocess.run(
+        [str(vulture), *PACKAGES, "--min-confidence", "80"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert found.returncode == 0 and not found.stdout.strip(), found.stdout
