@@ -79,7 +79,7 @@ class DocumentNotFoundError(NotFoundError):
 
 
 class PassageNotFoundError(NotFoundError):
-    """A cited chunk that is not in the named document (bot.pages.passage_of)."""
+    """A cited chunk that is not in the named document (bot.citations.passage_of)."""
 
 
 class UploadsOffError(PermissionDeniedError):

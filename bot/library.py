@@ -2,7 +2,7 @@
 (`/api/documents` and the chat's document panel, over the same functions).
 
 Every file of an upload is checked before anything changes (its name, size, type and text), then the upload is
-kept under `EVENTBOT_UPLOADS_DIR` (outside the bundled `data/`) and indexed whole or not at all (index.whole).
+kept under `EVENTBOT_UPLOADS_DIR` (outside the bundled `data/`) and indexed whole or not at all (index.uploads).
 Changes are serialised by a lock file beside the uploads, which also holds between worker processes; answering
 goes on meanwhile (the served bot is swapped only once a change is complete).
 """
@@ -26,16 +26,16 @@ from bot.errors import (
     StoreUnavailableError,
     UploadsOffError,
 )
-from bot.service import EventBot, shared_embedder
+from bot.event_bot import EventBot, shared_embedder
 from bot.settings import DEFAULT_CORPUS, Settings
 from index.files import write_whole
 from index.loaders import check_size, read_document
 from index.store import collection_exists, open_client, open_store, read_metadatas, store_errors, store_stats
-from index.whole import Added, add_whole, recover, remove_whole
+from index.uploads import Added, add_whole, recover, remove_whole
 
 log = logging.getLogger(__name__)
 
-JOURNAL = ".pending.json"  # an upload being written (index.whole)
+JOURNAL = ".pending.json"  # an upload being written (index.uploads)
 LOCK = ".lock"
 MAX_NAME_BYTES = 200
 T = TypeVar("T")

@@ -38,6 +38,7 @@ class Sentence:
     span: Span  # offsets within the document
     index: int  # position among the document's sentences
     chunk_id: str = ""  # the retrieved passage it was found in
+    page: int | None = None  # the page of a PDF it starts on (None for other documents)
     parsed: ParsedSentence | None = None  # tokens and entities, as indexing parsed them
     dense: float = 0.0
     coverage: float = 0.0

@@ -37,7 +37,7 @@ def settings(index_dir):
 
 @pytest.fixture(scope="session")
 def bot(settings):
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
 
     return EventBot(settings)
 

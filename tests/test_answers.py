@@ -133,7 +133,7 @@ def test_no_index_yet_says_run_index(tmp_path):
 def test_after_the_preload_a_new_question_embeds_only_itself(settings):
     """What a served bot does after its warm-up (EventBot.preload): the documents' sentences are embedded once, so a
     first question reads them from the cache."""
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
 
     fresh = EventBot(settings.model_copy(update={"vector_cache_entries": 5_000}))
     assert fresh.preload() > 20  # the article's sentences

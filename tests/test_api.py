@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 
-from bot.served import ServedBot
+from bot.serving import ServedBot
 from bot.types import Answer, Turn
 from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S, assert_not_answered, run_cli
 from ui.chat import respond
@@ -327,7 +327,7 @@ def test_no_key_configured_means_no_auth(http):
 @pytest.fixture(scope="module")
 def broken_store_url(settings, tmp_path_factory) -> Iterator[str]:
     """A server whose index vanished after start-up (its collection deleted under it)."""
-    from bot.service import EventBot, build_index
+    from bot.event_bot import EventBot, build_index
     from index.store import open_client
 
     own = settings.model_copy(update={"index_dir": tmp_path_factory.mktemp("vanishing"), "api_key": None})

@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from bot.eval.pdfs import make_encrypted_pdf, make_image_only_pdf, make_pdf
+from bot.event_bot import EventBot
 from bot.library import Library
-from bot.served import ServedBot
-from bot.service import EventBot
+from bot.serving import ServedBot
 from tests.conftest import ROOT, run_cli
 from tests.test_api import running
 from ui.server import create_app
@@ -219,14 +219,14 @@ def test_two_uploads_at_once_both_go_in(http, base_url):
 KILLED_UPLOAD = """
 import os, sys
 from pathlib import Path
-import index.whole
+import index.uploads
 from bot.library import Library, Upload
 from bot.settings import Settings
 
 def killed(collection):  # the chunks are written; the process dies before the upload is complete
     os._exit(9)
 
-index.whole.record_counts = killed
+index.uploads.record_counts = killed
 settings = Settings(index_dir=Path(sys.argv[1]), uploads="on", uploads_dir=Path(sys.argv[2]))
 Library(settings).add([Upload("killed.txt", b"The lighthouse at Saltmarsh was repainted red and white in May.")])
 """

@@ -6,8 +6,8 @@ processes over one Chroma server, a document added through one is answered by th
 import httpx
 
 from bot.eval.bench import live_server
-from bot.served import ServedBot
-from bot.service import EventBot
+from bot.event_bot import EventBot
+from bot.serving import ServedBot
 from bot.settings import Settings
 from tests.conftest import run_cli
 from tests.test_api import running

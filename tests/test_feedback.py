@@ -20,7 +20,7 @@ import pytest
 
 from bot.eval.items import default_datasets, load_dataset
 from bot.feedback import FeedbackStore, code_commit
-from bot.served import ServedBot
+from bot.serving import ServedBot
 from bot.types import Turn
 from tests.conftest import EVENTBOT, ROOT, SAFETY_TIMEOUT_S, run_cli
 from tests.test_api import API_KEY, SILVER_TURNS, running

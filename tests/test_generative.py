@@ -61,7 +61,7 @@ def assert_safe(answer, extractive) -> None:
 
 @pytest.fixture(scope="module")
 def llamacpp_bot(settings):
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
 
     return EventBot(
         settings.model_copy(update={"llm": "llamacpp", "llm_model": str(GGUF), "llm_max_tokens": MAX_TOKENS})
@@ -86,7 +86,7 @@ def test_llamacpp_answers_are_guarded(llamacpp_bot, bot, caplog):
 
 def test_llamacpp_model_loads_once_per_process(llamacpp_bot, settings):
     from bot.answer.generative import load_llama
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
 
     before = load_llama.cache_info().misses
     EventBot(settings.model_copy(update={"llm": "llamacpp", "llm_model": str(GGUF)}))
@@ -139,7 +139,7 @@ def llama_server(tmp_path_factory):
 
 
 def test_openai_backend_against_a_real_llama_cpp_server(llama_server, settings, bot, caplog):
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
 
     caplog.set_level(logging.INFO, logger="bot.answer.generative")
     openai_bot = EventBot(

@@ -10,7 +10,7 @@ import pytest
 from gradio.routes import App as GradioApp
 from starlette.routing import Mount
 
-from bot.served import ServedBot
+from bot.serving import ServedBot
 from tests.test_api import API_KEY, GOLD, running
 from ui.chat_common import from_text, message_text
 from ui.server import create_app

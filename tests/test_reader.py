@@ -236,7 +236,7 @@ def test_squad_f1_is_the_official_token_overlap():
 
 def article_bot(settings):
     """The article's index, answered by the span reader and its learnt answerability."""
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
 
     return EventBot(settings)
 

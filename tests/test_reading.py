@@ -5,7 +5,7 @@ test_reader.py.) What it does not manage yet is marked xfail (strict: a pass is 
 
 import pytest
 
-from bot.service import EventBot, build_index
+from bot.event_bot import EventBot, build_index
 from bot.settings import Settings
 from bot.types import Turn
 from tests.conftest import ROOT, assert_not_answered

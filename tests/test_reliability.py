@@ -26,7 +26,7 @@ import schemathesis
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from bot.served import ServedBot
+from bot.serving import ServedBot
 from tests.conftest import EVENTBOT, ROOT, SAFETY_TIMEOUT_S, run_cli
 from tests.test_api import API_KEY, GOLD, SILVER_TURNS, running
 from tests.test_chroma_server import chroma_url  # noqa: F401  (a fixture: a real `chroma run` on loopback)
@@ -58,7 +58,7 @@ def own_index(tmp_path: Path, **env: str) -> dict[str, str]:
 
 
 def bot_on(env: dict[str, str], **settings):
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
     from bot.settings import Settings
 
     fields = {"index_dir": Path(env["EVENTBOT_INDEX_DIR"]), "chroma_url": env.get("EVENTBOT_CHROMA_URL")}

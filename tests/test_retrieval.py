@@ -8,8 +8,8 @@ import pytest
 from bot.eval.distractors import write_corpus
 from bot.eval.metrics import evidence_rank
 from bot.eval.running import load_dataset
+from bot.event_bot import EventBot, build_index
 from bot.retrieval import Fusion
-from bot.service import EventBot, build_index
 from bot.settings import Settings
 
 ARTICLE = Path(__file__).resolve().parent.parent / "data" / "event-article.txt"

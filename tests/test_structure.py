@@ -31,7 +31,7 @@ def test_serving_imports_nothing_of_evaluation_benchmark_or_training(index_dir):
     script = (
         "import sys\n"
         "from bot.settings import Settings\n"
-        "from bot.service import EventBot\n"
+        "from bot.event_bot import EventBot\n"
         "from ui.server import create_app\n"
         "bot = EventBot(Settings())\n"
         "bot.ask('How old is Sakamoto?')\n"

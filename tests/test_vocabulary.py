@@ -160,10 +160,10 @@ def test_an_installed_package_ships_the_data_files():
 
 def test_modules_take_their_words_from_the_vocabulary(vocab):
     from bot import conversation
-    from bot.answer import guard, language, linking
+    from bot.answer import guard, linking, terms
 
-    assert language.STOPWORDS is vocab.stop_words and language.WH_WORDS is vocab.wh_words
-    assert language.NUMBER_WORDS is vocab.number_words and language.MONTHS is vocab.months
+    assert terms.STOPWORDS is vocab.stop_words and terms.WH_WORDS is vocab.wh_words
+    assert terms.NUMBER_WORDS is vocab.number_words and terms.MONTHS is vocab.months
     assert linking.PERSON_NOUNS is vocab.person_nouns and linking.NUMERIC_LABELS is vocab.numeric_labels
     assert vocab.wh_words | vocab.question_auxiliaries == linking.QUESTION_START
     assert conversation.WH_WORDS is vocab.wh_words and not hasattr(conversation, "QUESTION_WORDS")

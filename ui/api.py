@@ -1,5 +1,5 @@
 """The native HTTP API: thin FastAPI routers over the same `EventBot` methods the CLI uses, through the process's
-one `bot.served.ServedBot` (which warms the bot up and swaps in a fresh one when the index changes).
+one `bot.serving.ServedBot` (which warms the bot up and swaps in a fresh one when the index changes).
 
 - `GET /healthz` — liveness and index counts (no auth: load balancers probe it).
 - `POST /api/ask` — question + optional history → the answer object of DESIGN.md.
@@ -20,10 +20,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from bot.citations import SourcePassage, passage_of
 from bot.errors import NotReadyError, UnavailableError
 from bot.library import Library, Upload, documents
-from bot.pages import SourcePassage, passage_of
-from bot.served import ServedBot
+from bot.serving import ServedBot
 from bot.types import Answer, Turn
 from ui.errors import ERROR_RESPONSES, detail_of, status_of
 

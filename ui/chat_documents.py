@@ -14,7 +14,7 @@ from bot.errors import (
     UploadsOffError,
 )
 from bot.library import Library, Upload, documents
-from bot.served import ServedBot
+from bot.serving import ServedBot
 from ui.chat_common import PRIVATE, as_text
 
 

@@ -6,7 +6,7 @@ from pydantic import ValidationError
 
 from bot.errors import InputError
 from bot.feedback import FeedbackIn, FeedbackStore
-from bot.served import ServedBot
+from bot.serving import ServedBot
 from ui.chat_common import PRIVATE, Replies, Reset, as_text, to_turns
 
 Rated = dict[int, tuple[int, str]]  # reply index → (its feedback's id, "up" or "down")

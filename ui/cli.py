@@ -40,7 +40,7 @@ app.add_typer(feedback_app, name="feedback")
 
 
 def open_bot():
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
     from bot.settings import Settings
 
     return EventBot(Settings())
@@ -75,7 +75,7 @@ def index(
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of counts.")] = False,
 ) -> None:
     """Ingest documents into the index. Unchanged chunks are not embedded again."""
-    from bot.service import build_index
+    from bot.event_bot import build_index
     from bot.settings import Settings
 
     r = build_index(Settings(), paths or None, reset=reset, show_progress=sys.stderr.isatty() or not as_json)
@@ -94,15 +94,14 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="One answer object per line (JSON Lines).")] = False,
 ) -> None:
     """Answer questions from the indexed documents, citing them."""
-    from bot.pages import ask_with_pages
-    from bot.service import check_question
+    from bot.event_bot import check_question
     from bot.settings import Settings
 
     for q in questions:  # check all first: a bad question fails before any model loads or output
         check_question(Settings(), q)
     bot = open_bot()
     for i, q in enumerate(questions):
-        answer = ask_with_pages(bot, q)  # a PDF's citations name their pages
+        answer = bot.ask(q)
         if as_json:
             typer.echo(answer.model_dump_json())
         else:
@@ -164,7 +163,6 @@ def evaluate(
 def chat() -> None:
     """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""
     from bot.errors import QuestionError
-    from bot.pages import ask_with_pages
     from bot.types import Turn
 
     bot = open_bot()
@@ -178,7 +176,7 @@ def chat() -> None:
         if not question:
             break
         try:
-            answer = ask_with_pages(bot, question, history)
+            answer = bot.ask(question, history)
         except QuestionError as exc:  # that question only: the conversation goes on
             print_error(exc)
             continue
@@ -222,7 +220,7 @@ def serve(
 
 def serve_with_workers(host: str, port: int, workers: int) -> None:
     """`eventbot serve --workers N`: the index is checked here, the bot is opened in every worker."""
-    from bot.service import index_missing
+    from bot.event_bot import index_missing
     from bot.settings import Settings
 
     settings = Settings()

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bot.errors import QuestionError
-from bot.served import ServedBot
-from bot.service import check_question
+from bot.event_bot import check_question
+from bot.serving import ServedBot
 from bot.settings import Settings
 from bot.types import Answer, Citation, Turn
 from ui.api import get_bot

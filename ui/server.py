@@ -24,10 +24,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa
 from starlette.routing import Mount  # noqa: E402
 
 from bot.errors import UploadsOffError  # noqa: E402
+from bot.event_bot import EventBot, use_threads  # noqa: E402
 from bot.feedback import FeedbackStore  # noqa: E402
 from bot.library import Library  # noqa: E402
-from bot.served import ServedBot  # noqa: E402
-from bot.service import EventBot, use_threads  # noqa: E402
+from bot.serving import ServedBot  # noqa: E402
 from ui.api import ask_router, documents_router, health, require_api_key  # noqa: E402
 from ui.chat import CSS, HEAD, THEME, build_chat  # noqa: E402
 from ui.errors import install_error_handlers  # noqa: E402

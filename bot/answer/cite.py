@@ -1,5 +1,6 @@
 """Cite: the draft of the answer step turned into the answer object (bot.types.Answer), with numbered verbatim
-quotes and the contexts retrieved."""
+quotes (a PDF's naming its page, which the sentence carries from the chunk it was read in) and the contexts
+retrieved."""
 
 from bot.types import Answer, ChainState, Citation, Context, Draft
 
@@ -16,7 +17,8 @@ def cite(state: ChainState) -> Answer:
         abstained=draft.abstained,
         confidence=None if draft.confidence is None else round(draft.confidence, 4),
         citations=[
-            Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text) for n, s in enumerate(draft.quotes, 1)
+            Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text, page=s.page)
+            for n, s in enumerate(draft.quotes, 1)
         ],
         contexts=[
             Context(chunk_id=p.chunk_id, source=p.source, text=p.text, score=round(p.score, 4))

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field, replace
 
 from langchain_core.documents import Document
 
-from bot.answer.language import term, words
 from bot.answer.linking import Lexicon
+from bot.answer.terms import term, words
 from bot.types import Passage, Sentence, Span
-from index.chunking import stitch
+from index.chunking import page_at, stitch
 from index.store import StoreUnavailableError
 from index.text import ParsedSentence, sentences_from_json
 
@@ -62,10 +62,13 @@ class Corpus:
             for path, text in self.texts.items()
         }
         self._starts = {path: [s.span.start for s in sents] for path, sents in self.sentences.items()}
-        # cite each sentence by the chunk that holds it whole and starts first (whichever chunks were read)
+        # cite each sentence by the chunk that holds it whole and starts first (whichever chunks were read), and
+        # place it on its page (a PDF's: from what indexing kept of the chunk's pages)
         for c in sorted(chunks, key=lambda c: int(c.metadata["start"])):
-            for s in self._within(c.metadata["path"], int(c.metadata["start"]), len(c.page_content)):
-                s.chunk_id = s.chunk_id or c.metadata["chunk_id"]
+            start = int(c.metadata["start"])
+            for s in self._within(c.metadata["path"], start, len(c.page_content)):
+                if not s.chunk_id:
+                    s.chunk_id, s.page = c.metadata["chunk_id"], page_at(c.metadata, s.span.start - start)
         if knowledge is None:
             knowledge = self._learn({path: (self.sources[path], titles[path]) for path in self.texts})
             for c in chunks:

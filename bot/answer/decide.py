@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.answer.language import terms_of
 from bot.answer.linking import fold
+from bot.answer.terms import terms_of
 from bot.answer.understand import EXPECTED, KINDS, asked_kind, names_of, question_terms
 
 CALIBRATION_FILE = "answerability.json"

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.answer.generative import Generation
-from bot.answer.language import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, term, terms_of, words
+from bot.answer.terms import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, term, terms_of, words
 from bot.lang import alternatives, vocabulary
 from bot.types import Draft, Passage, Sentence, Span
 

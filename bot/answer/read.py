@@ -9,8 +9,8 @@ import numpy as np
 
 from bot.answer.corpus import Corpus
 from bot.answer.decide import Evidence
-from bot.answer.language import terms_of
 from bot.answer.linking import fold
+from bot.answer.terms import terms_of
 from bot.answer.understand import question_terms
 from bot.batching import BatchedReader
 from bot.reader.model import SpanReader

@@ -5,8 +5,8 @@ bot.conversation made it so)."""
 
 from functools import lru_cache
 
-from bot.answer.language import WH_WORDS, content_terms
 from bot.answer.linking import fold
+from bot.answer.terms import WH_WORDS, content_terms
 from bot.lang import vocabulary
 from index.text import parse
 

@@ -35,7 +35,7 @@ from bot.eval.squad_report import write_report as write_report
 from bot.types import Answer, Context
 
 if TYPE_CHECKING:
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
 
 
 # -- choosing articles and questions -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
-from bot.answer.language import terms_of
+from bot.answer.terms import terms_of
 from bot.answer.understand import question_terms
 from bot.training.examples import Example
 

@@ -14,7 +14,7 @@ from bot.settings import Settings
 
 
 def measure_floor(f: dict, embedder, settings: Settings, sizes: Sizes) -> None:
-    from bot.service import build_index
+    from bot.event_bot import build_index
     from index.chunking import split_documents
     from index.loaders import load_documents
 
@@ -67,7 +67,7 @@ def measure_floor(f: dict, embedder, settings: Settings, sizes: Sizes) -> None:
 def _measure_reader_floor(f: dict, settings: Settings, reps: int) -> None:
     """What an answer cannot cost less than: embedding the question plus one pass of the span reader over as many
     windows of three sentences of the article as the answerer reads."""
-    from bot.service import shared_reader
+    from bot.event_bot import shared_reader
     from index.text import parse_document
 
     reader = shared_reader(settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)
@@ -86,7 +86,7 @@ def measure_article(f: dict, settings: Settings, sizes: Sizes, prefix: str) -> l
     """Open a bot; warm it on other questions about the article; then answer the article's questions once, each
     new to the process (timed as `ask_new_*`, and scored), then again in warm passes (`ask_*`: repeated
     questions, which caches may serve). Returns (abstained, answer) of the scored pass."""
-    from bot.service import EventBot
+    from bot.event_bot import EventBot
 
     t0 = time.perf_counter()
     bot = EventBot(settings)

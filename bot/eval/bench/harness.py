@@ -54,7 +54,7 @@ def run_bench(quick: bool = False, workdir: Path | None = None, progress: Say | 
 
 
 def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Say) -> None:
-    from bot.service import shared_embedder
+    from bot.event_bot import shared_embedder
 
     f = result.figures
     started = time.perf_counter()

@@ -8,8 +8,7 @@ import weakref
 from typing import Any
 
 from bot.errors import NotReadyError, StoreUnavailableError
-from bot.pages import ask_with_pages
-from bot.service import EventBot, index_missing
+from bot.event_bot import EventBot, index_missing
 from bot.settings import Settings
 from bot.types import Answer, Turn
 from index.store import close_detached, detach_local_client, index_file, reattach_local_client
@@ -84,7 +83,7 @@ class ServedBot:
 
     def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
         # this request answers with this bot, whatever is swapped in meanwhile (EventBot.ask checks the question)
-        return ask_with_pages(self.bot, question, history)
+        return self.bot.ask(question, history)
 
     def stats(self) -> dict:
         return self.bot.stats()

@@ -1,48 +1,17 @@
 """Where a citation sits in its document.
 
-- Pages: a quote from a PDF names the page it is on, from what indexing kept of each chunk (the page it starts
-  on, and where later pages start in it: index.chunking.place_pages). Added after the answer is made, from one
-  store read of the cited chunks, and only when a PDF is cited: by the server (bot.served) and by `eventbot ask` /
-  `eventbot chat` alike.
-- Passages: a cited quote with the paragraphs around it, rebuilt from the stored chunks next to the cited one, for
-  the chat's citation view and `GET /api/documents/{name}/passage`.
+A cited quote with the paragraphs around it, rebuilt from the stored chunks next to the cited one, for the chat's
+citation view and `GET /api/documents/{name}/passage`; for a PDF, the page it is on (from what indexing kept of each
+chunk's pages: index.chunking.place_pages). The citations of an answer name their pages already (bot.answer.cite).
 """
 
-import logging
 import re
 
-from langchain_chroma import Chroma
 from pydantic import BaseModel, Field
 
-from bot.errors import DocumentNotFoundError, InputError, PassageNotFoundError, StoreUnavailableError
-from bot.types import Answer
+from bot.errors import DocumentNotFoundError, InputError, PassageNotFoundError
 from index.chunking import page_at, stitch
 from index.store import read_chunks, store_errors
-
-log = logging.getLogger(__name__)
-
-
-def with_pages(answer: Answer, store: Chroma) -> Answer:
-    """`answer` with `page` set on each citation of a PDF (the answer is changed in place and returned)."""
-    cited = [c for c in answer.citations if c.source.lower().endswith(".pdf")]
-    if not cited:
-        return answer
-    try:
-        with store_errors():
-            chunks = {c.metadata["chunk_id"]: c for c in read_chunks(store, sorted({c.chunk_id for c in cited}))}
-    except StoreUnavailableError:  # a page is a nicety: the answer stands without it
-        log.warning("could not read the cited chunks' pages", exc_info=True)
-        return answer
-    for citation in cited:
-        if chunk := chunks.get(citation.chunk_id):
-            citation.page = page_at(chunk.metadata, max(0, chunk.page_content.find(citation.quote)))
-    return answer
-
-
-def ask_with_pages(bot, question: str, history=None) -> Answer:
-    """`bot.ask(question, history)`, its PDF citations naming their pages (read from the bot's own store)."""
-    return with_pages(bot.ask(question, history), bot.store)
-
 
 NEIGHBOUR_CHUNKS = 2  # chunks read on each side of the cited one (~400 characters each)
 AROUND_PARAGRAPHS = 2  # paragraphs shown on each side of the quote's own
