@@ -25,7 +25,6 @@ from index.pdf import PdfTextError
 from index.store import StoreUnavailableError
 
 __all__ = [
-    "BusyError",
     "ConflictError",
     "DocumentConflictError",
     "DocumentLoadError",
@@ -64,10 +63,6 @@ class LLMSetupError(SetupError, RuntimeError):
 
 class NotReadyError(UnavailableError):
     """The served bot has not answered its warm-up question yet."""
-
-
-class BusyError(UnavailableError):
-    """More requests wait for a model pass than the server takes (bot.batching): retry in a moment."""
 
 
 class DocumentConflictError(ConflictError):

@@ -13,7 +13,6 @@ from bot.answer.answerer import ReaderAnswerer
 from bot.answer.corpus import Corpus, Knowledge
 from bot.answer.decide import CALIBRATION_FILE, Answerability
 from bot.answer.read import SentenceReader
-from bot.batching import BatchedEmbeddings, BatchedReader
 from bot.chain import build_chain
 from bot.conversation import condense_question
 from bot.errors import QuestionError, StoreUnavailableError
@@ -54,18 +53,6 @@ def shared_embedder(bf16: bool) -> Embeddings:
 def shared_reader(weights: Path, max_tokens: int, bf16: bool) -> SpanReader:
     """The span reader, loaded once per process."""
     return SpanReader(weights, max_tokens, bf16=bf16 and bf16_fast())
-
-
-@cache
-def shared_batched_embedder(bf16: bool, max_waiting: int) -> BatchedEmbeddings:
-    """The embedding model behind one batcher per process: concurrent requests share its passes."""
-    return BatchedEmbeddings(shared_embedder(bf16), max_waiting=max_waiting)
-
-
-@cache
-def shared_batched_reader(weights: Path, max_tokens: int, bf16: bool, max_waiting: int) -> BatchedReader:
-    """The span reader behind one batcher per process."""
-    return BatchedReader(shared_reader(weights, max_tokens, bf16), max_waiting=max_waiting)
 
 
 @cache
@@ -179,12 +166,8 @@ class EventBot:
         if not chunks:
             raise StoreUnavailableError("the index is empty: run `eventbot index`")
         self.knowledge, keywords = learn_index(settings, client, self.store)
-        reader_args = (settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)
-        if settings.batch_passes:  # concurrent requests share model passes
-            embedder = shared_batched_embedder(settings.embed_bf16, settings.max_waiting)
-            reader = shared_batched_reader(*reader_args, settings.max_waiting)
-        else:
-            embedder, reader = shared_embedder(settings.embed_bf16), shared_reader(*reader_args)
+        embedder = shared_embedder(settings.embed_bf16)
+        reader = shared_reader(settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)
         self.vectors = vectors = CachedEmbeddings(embedder, settings.vector_cache_entries)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         chunk_starts = self.knowledge.chunk_starts

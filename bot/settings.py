@@ -35,12 +35,6 @@ class Settings(BaseSettings):
     serve_malloc_arenas: int = Field(
         2, ge=0, description="glibc malloc arenas when serving (fewer: less memory held by request threads); 0: default"
     )
-    batch_passes: bool = Field(
-        False,
-        description="concurrent requests share the embedder's and the reader's passes (bot.batching); off by default:"
-        " on 2 cores one pass at a time served fewer requests/s than passes side by side",
-    )
-    max_waiting: int = Field(64, ge=1, description="requests waiting for a model pass; more get 503 (busy)")
     serve_torch_threads: int = Field(
         1, ge=1, description="torch threads per request when serving (requests run in parallel)"
     )

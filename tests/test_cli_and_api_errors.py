@@ -9,7 +9,6 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from bot.errors import (
-    BusyError,
     ConflictError,
     DocumentConflictError,
     DocumentLoadError,
@@ -56,7 +55,6 @@ EXPECTED: dict[type[EventbotError], tuple[int, int]] = {
     UnsupportedTypeError: (2, 415),
     StoreUnavailableError: (2, 503),
     NotReadyError: (2, 503),
-    BusyError: (2, 503),
     LLMSetupError: (2, 500),  # the server cannot work as configured: a fault of its own, logged
     FeedbackError: (2, 422),
     FeedbackNotFoundError: (2, 404),

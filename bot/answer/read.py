@@ -12,7 +12,6 @@ from bot.answer.decide import Evidence
 from bot.answer.linking import fold
 from bot.answer.terms import terms_of
 from bot.answer.understand import question_terms
-from bot.batching import BatchedReader
 from bot.reader.model import SpanReader
 from bot.types import Passage, Sentence
 from bot.vectors import CachedEmbeddings
@@ -33,7 +32,7 @@ class Reading:
 class SentenceReader:
     """The reader over the best `windows` sentences of the passages, each read with its neighbours."""
 
-    def __init__(self, vectors: CachedEmbeddings, reader: SpanReader | BatchedReader, windows: int = 4):
+    def __init__(self, vectors: CachedEmbeddings, reader: SpanReader, windows: int = 4):
         self.vectors, self.reader, self.windows = vectors, reader, windows
 
     def __call__(self, question: str, passages: list[Passage], corpus: Corpus, previous: str = "") -> Reading | None:
