@@ -1,5 +1,6 @@
-"""The answering chain as one LCEL expression: link | condense_question | retrieve | answer | cite, where with an
-LLM configured the answer step is itself `extractive | generate | guard`."""
+"""The answering chain as one LCEL expression: link | condense_question | retrieve | expand | answer | cite, where
+with an LLM configured the answer step is itself `extractive | generate | guard`. Each step reads what the steps
+before it added to the state and adds its own; none calls back into an earlier one."""
 
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ def build_chain(
     link: Callable[[str], str],
     condense_question: Callable[[ChainState], str],
     retrieve: Callable[[str], list],
+    expand: Callable[[list], Any],
     answer: Answerer,
     generate: Callable[[str, list], Any] | None = None,
     guard: Callable[[ChainState], dict] | None = None,
@@ -35,7 +37,8 @@ def build_chain(
     """Input: a ChainState with "question", "history" and "timings_ms" ({}); each step adds its key. Output: an
     Answer.
 
-    `answer(question, passages, previous)` reads the standalone question with the conversation's last turn.
+    `expand(passages)` reads the stored chunks around the passages (their sentences: a Corpus); `answer(question,
+    passages, corpus, previous)` reads the standalone question there, with the conversation's last turn.
 
     `link` writes the question (and the user's earlier turns) in the documents' spelling; `condense_question`
     reads those (state["linked"]) to make a follow-up stand alone.
@@ -43,7 +46,10 @@ def build_chain(
     With `generate` (an LLM) and `guard`, the extractive draft is still made first: it is the abstention signal
     and the fallback; the LLM then writes from the same passages and the guard decides which draft is cited."""
     answer_step = RunnablePassthrough.assign(
-        draft=timed("answer", lambda s: answer(s["standalone_question"], s["passages"], previous_turn(s["history"])))
+        draft=timed(
+            "answer",
+            lambda s: answer(s["standalone_question"], s["passages"], s["corpus"], previous_turn(s["history"])),
+        )
     )
     if generate is not None and guard is not None:
         answer_step = (
@@ -64,6 +70,7 @@ def build_chain(
         RunnablePassthrough.assign(linked=timed("link", link_turns))
         | RunnablePassthrough.assign(standalone_question=timed("condense", condense_question))
         | RunnablePassthrough.assign(passages=timed("retrieve", lambda s: retrieve(s["standalone_question"])))
+        | RunnablePassthrough.assign(corpus=timed("expand", lambda s: expand(s["passages"])))
         | answer_step
         | RunnableLambda(cite, name="cite")
     )

@@ -21,7 +21,7 @@ from bot.reader.model import SpanReader
 from bot.retrieval import KeywordIndex, Retriever, keyword_folder
 from bot.settings import Settings
 from bot.suggestions import example_questions
-from bot.types import Answer, Turn
+from bot.types import Answer, Passage, Turn
 from bot.vectors import CachedEmbeddings
 from index.embeddings import bf16_fast, load_embedder
 from index.embeddings import use_threads as use_threads  # for `eventbot serve`, which imports nothing of index/
@@ -170,25 +170,25 @@ class EventBot:
         reader = shared_reader(settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)
         self.vectors = vectors = CachedEmbeddings(embedder, settings.vector_cache_entries)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
-        chunk_starts = self.knowledge.chunk_starts
-        around = lambda ps: self.retriever.around(ps, chunk_starts)  # noqa: E731
-        self.answerer = ReaderAnswerer(  # the trained span reader and its learnt decision to answer
-            self.knowledge,
-            around,
+        self.answer = ReaderAnswerer(  # the chain's answer step: the trained span reader, its learnt decision
             SentenceReader(vectors, reader, settings.reader_windows),
             shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
         )
-        self.answer = self.answerer  # (question, passages, previous turn) → Draft: the chain's answer step
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
 
-            guard = Guard(self.answerer.sentences_in)
-        self.chain = build_chain(
-            self.knowledge.lexicon.link, self._condense, self.retriever, self.answer, generate, guard
-        )
+            guard = Guard()
+        link = self.knowledge.lexicon.link
+        self.chain = build_chain(link, self._condense, self.retriever, self.expand, self.answer, generate, guard)
         self._examples: list[str] | None = None
         log.info("bot ready in %.1fs", time.perf_counter() - started)
+
+    def expand(self, passages: list[Passage]) -> Corpus:
+        """The sentences of the stored chunks around the passages: what the answer step reads (and the guard checks
+        an LLM's claims against)."""
+        chunks = self.retriever.around(passages, self.knowledge.chunk_starts) if passages else []
+        return Corpus(chunks, self.knowledge)
 
     def check_question(self, question: str, history: list[Turn] | None = None) -> str:
         return check_question(self.settings, question, history)

@@ -24,9 +24,10 @@ def ask(bot, question: str, llm_text: str | None = None, generate: Generator | N
         bot.knowledge.lexicon.link,
         bot._condense,
         bot.retriever,
+        bot.expand,
         bot.answer,
         generate,
-        Guard(bot.answerer.sentences_in),
+        Guard(),
     )
     return chain.invoke({"question": question, "history": [], "timings_ms": {}})
 

@@ -5,42 +5,25 @@ spelling and standing alone (bot.answer.linking, bot.conversation); what it asks
 Every answer cites a verbatim sentence."""
 
 import logging
-from collections.abc import Callable
 
-from langchain_core.documents import Document
-
-from bot.answer.corpus import Corpus, Knowledge
+from bot.answer.corpus import Corpus
 from bot.answer.decide import Answerability
 from bot.answer.read import SentenceReader
 from bot.answer.reply import compose, decline, unsure
-from bot.types import Draft, Passage, Sentence
+from bot.types import Draft, Passage
 
 log = logging.getLogger(__name__)
 
 
 class ReaderAnswerer:
-    """An `Answerer` (bot.types): reads the chunks `around(passages)` (the passages and their neighbourhood, never
-    whole documents)."""
+    """An `Answerer` (bot.types): reads the corpus the expand step made of the chunks around the passages (their
+    neighbourhood, never whole documents)."""
 
-    def __init__(
-        self,
-        knowledge: Knowledge,
-        around: Callable[[list[Passage]], list[Document]],
-        read: SentenceReader,
-        answerability: Answerability,
-    ):
-        self.knowledge, self.around, self.read, self.answerability = knowledge, around, read, answerability
+    def __init__(self, read: SentenceReader, answerability: Answerability):
+        self.read, self.answerability = read, answerability
 
-    def corpus_for(self, passages: list[Passage]) -> Corpus:
-        return Corpus(self.around(passages) if passages else [], self.knowledge)
-
-    def sentences_in(self, passage: Passage) -> list[Sentence]:
-        """The sentences of a passage (for the guard, which checks an LLM's claims against them)."""
-        return self.corpus_for([passage]).sentences_in(passage)
-
-    def __call__(self, question: str, passages: list[Passage], previous: str = "") -> Draft:
+    def __call__(self, question: str, passages: list[Passage], corpus: Corpus, previous: str = "") -> Draft:
         """`previous`: the conversation's last turn (question and answer), read before the question."""
-        corpus = self.corpus_for(passages)
         reading = self.read(question, passages, corpus, previous)
         if reading is None:
             return decline(corpus.documents, "nothing to read")

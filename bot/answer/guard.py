@@ -82,15 +82,13 @@ class Claim:
 
 
 class Guard:
-    """The guard step of the chain: reads state["generation"], state["draft"] (extractive) and state["passages"];
-    sets state["draft"], state["backend"] and state["guard"]."""
-
-    def __init__(self, sentences_in: Callable[[Passage], list[Sentence]]):
-        self.sentences_in = sentences_in
+    """The guard step of the chain: reads state["generation"], state["draft"] (extractive), state["passages"] and the
+    sentences around them (state["corpus"]); sets state["draft"], state["backend"] and state["guard"]."""
 
     def __call__(self, state: dict) -> dict:
+        sentences_in = state["corpus"].sentences_in
         verdict = review(
-            state["generation"], state["passages"], state["draft"], self.sentences_in, state["standalone_question"]
+            state["generation"], state["passages"], state["draft"], sentences_in, state["standalone_question"]
         )
         if verdict.guard == "fallback":
             log.info("guard fallback (%s) for %r: %s", state["generation"].backend, state["question"], verdict.reason)

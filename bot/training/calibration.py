@@ -56,7 +56,8 @@ def readings(settings: Settings, documents: list[Path], items: list, group: str)
                 ],
             }
             standalone = bot._condense({"linked": linked})
-            draft = bot.answer(standalone, bot.retriever(standalone), previous_turn(linked["history"]))
+            passages = bot.retriever(standalone)
+            draft = bot.answer(standalone, passages, bot.expand(passages), previous_turn(linked["history"]))
             reply = Answer(question=item.question, answer=draft.text, abstained=draft.abstained)
             if item.conversation:
                 history += [Turn(role="user", content=item.question), Turn(role="assistant", content=draft.text)]
