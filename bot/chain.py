@@ -1,4 +1,4 @@
-"""The answering chain as one LCEL expression: link | condense_question | retrieve | expand | answer | cite, where
+"""The answering chain as one LCEL expression: link | condense_question | understand | retrieve | expand | answer | cite, where
 with an LLM configured the answer step is itself `extractive | generate | guard`. Each step reads what the steps
 before it added to the state and adds its own; none calls back into an earlier one."""
 
@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from bot.answer.cite import cite
+from bot.answer.understand import understand
 from bot.conversation import previous_turn
 from bot.types import Answerer, ChainState
 
@@ -37,8 +38,9 @@ def build_chain(
     """Input: a ChainState with "question", "history" and "timings_ms" ({}); each step adds its key. Output: an
     Answer.
 
-    `expand(passages)` reads the stored chunks around the passages (their sentences: a Corpus); `answer(question,
-    passages, corpus, previous)` reads the standalone question there, with the conversation's last turn.
+    `understand` reads what the standalone question asks once (bot.answer.understand.Question); `expand(passages)`
+    reads the stored chunks around the passages (their sentences: a Corpus); `answer(question, passages, corpus,
+    previous)` reads the question there, with the conversation's last turn.
 
     `link` writes the question (and the user's earlier turns) in the documents' spelling; `condense_question`
     reads those (state["linked"]) to make a follow-up stand alone.
@@ -48,7 +50,7 @@ def build_chain(
     answer_step = RunnablePassthrough.assign(
         draft=timed(
             "answer",
-            lambda s: answer(s["standalone_question"], s["passages"], s["corpus"], previous_turn(s["history"])),
+            lambda s: answer(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"])),
         )
     )
     if generate is not None and guard is not None:
@@ -69,6 +71,7 @@ def build_chain(
     return (
         RunnablePassthrough.assign(linked=timed("link", link_turns))
         | RunnablePassthrough.assign(standalone_question=timed("condense", condense_question))
+        | RunnablePassthrough.assign(asked=timed("understand", lambda s: understand(s["standalone_question"])))
         | RunnablePassthrough.assign(passages=timed("retrieve", lambda s: retrieve(s["standalone_question"])))
         | RunnablePassthrough.assign(corpus=timed("expand", lambda s: expand(s["passages"])))
         | answer_step

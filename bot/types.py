@@ -108,11 +108,11 @@ class Answer(BaseModel):
 
 
 class Answerer(Protocol):
-    """The chain's answer step: the standalone question, the retrieved passages, what is read around them (the
-    expand step's corpus: bot.answer.corpus.Corpus) and the conversation's last turn (question and answer, "" at
-    the start) → a draft (bot.answer.answerer.ReaderAnswerer is the default)."""
+    """The chain's answer step: the question understood (bot.answer.understand.Question), the retrieved passages,
+    what is read around them (the expand step's corpus: bot.answer.corpus.Corpus) and the conversation's last turn
+    (question and answer, "" at the start) → a draft (bot.answer.answerer.ReaderAnswerer is the default)."""
 
-    def __call__(self, question: str, passages: list[Passage], corpus: Any, previous: str = "") -> Draft: ...
+    def __call__(self, question: Any, passages: list[Passage], corpus: Any, previous: str = "") -> Draft: ...
 
 
 class ChainState(TypedDict):
@@ -123,6 +123,7 @@ class ChainState(TypedDict):
     timings_ms: dict[str, float]  # milliseconds of each step, by its name
     linked: NotRequired[dict]  # link: {"question", "history"} in the documents' spelling
     standalone_question: NotRequired[str]  # condense: the question made to stand alone
+    asked: NotRequired[Any]  # understand: what it asks (bot.answer.understand.Question)
     passages: NotRequired[list[Passage]]  # retrieve
     corpus: NotRequired[Any]  # expand: the sentences of the chunks around the passages (bot.answer.corpus.Corpus)
     draft: NotRequired[Draft]  # answer (and guard, which may replace it)

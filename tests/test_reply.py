@@ -113,6 +113,7 @@ def test_a_sentence_reply_has_no_short_answer_a_span_reply_has_its_span():
     from bot.answer.cite import cite
     from bot.answer.decide import Decision
     from bot.answer.reply import compose
+    from bot.answer.understand import understand
 
     class OneDocument:
         def __init__(self, text, sentences):
@@ -121,7 +122,7 @@ def test_a_sentence_reply_has_no_short_answer_a_span_reply_has_its_span():
     def answer(question, text, span):
         reading = reading_of(text, span)
         corpus = OneDocument(text, [reading.sentence])
-        draft = compose(question, reading, corpus, Decision(True, 0.9, 0.6, True))
+        draft = compose(understand(question), reading, corpus, Decision(True, 0.9, 0.6, True))
         state = {
             "draft": draft,
             "timings_ms": {},

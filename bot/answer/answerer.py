@@ -10,6 +10,7 @@ from bot.answer.corpus import Corpus
 from bot.answer.decide import Answerability
 from bot.answer.read import SentenceReader
 from bot.answer.reply import compose, decline, unsure
+from bot.answer.understand import Question
 from bot.types import Draft, Passage
 
 log = logging.getLogger(__name__)
@@ -22,12 +23,12 @@ class ReaderAnswerer:
     def __init__(self, read: SentenceReader, answerability: Answerability):
         self.read, self.answerability = read, answerability
 
-    def __call__(self, question: str, passages: list[Passage], corpus: Corpus, previous: str = "") -> Draft:
+    def __call__(self, question: Question, passages: list[Passage], corpus: Corpus, previous: str = "") -> Draft:
         """`previous`: the conversation's last turn (question and answer), read before the question."""
         reading = self.read(question, passages, corpus, previous)
         if reading is None:
             return decline(corpus.documents, "nothing to read")
-        decision = self.answerability.decide(reading.evidence, reading.yes)
+        decision = self.answerability.decide(reading.evidence, reading.yes, question)
         if not decision.answer and decision.unsure:
             log.info("unsure: %r in %r has p=%.2f < %.2f", reading.span, reading.sentence.text, decision.confidence,
                      decision.threshold)  # fmt: skip

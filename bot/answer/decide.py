@@ -14,7 +14,7 @@ import numpy as np
 
 from bot.answer.linking import fold
 from bot.answer.terms import terms_of
-from bot.answer.understand import EXPECTED, KINDS, asked_kind, names_of, question_terms
+from bot.answer.understand import EXPECTED, KINDS, Question, understand
 
 CALIBRATION_FILE = "answerability.json"
 MODEL_FILE = "answerability.joblib"  # the fitted trees (joblib, written by this project only)
@@ -41,13 +41,15 @@ class Evidence:
     passage_rank: int = 0
 
 
-def features(e: Evidence) -> list[float]:
-    """The classifier's inputs, in FEATURES order."""
-    kind = asked_kind(e.question)
+def features(e: Evidence, question: Question | None = None) -> list[float]:
+    """The classifier's inputs, in FEATURES order; `question`: what `e.question` asks, when the caller has it (the
+    chain), else read from its text (readings kept by calibration)."""
+    question = question or understand(e.question)
+    kind = question.kind
     expected = EXPECTED.get(kind, set())
     span_terms = terms_of(e.span)
-    asked = question_terms(e.question)
-    names = names_of(e.question)
+    asked = question.terms
+    names = question.names
     window = fold(e.window)
     numeric = any(ch.isdigit() for ch in e.span)
     return [
@@ -100,12 +102,12 @@ class Answerability:
             raise ValueError(f"{path} was fitted on other features: run `eventbot train-reader --calibrate-only`")
         return cls(joblib.load(path.with_name(MODEL_FILE)), raw["threshold"], raw.get("floor"))
 
-    def probability(self, e: Evidence) -> float:
-        return float(self.model.predict_proba(np.array([features(e)], dtype=float))[0, 1])
+    def probability(self, e: Evidence, question: Question | None = None) -> float:
+        return float(self.model.predict_proba(np.array([features(e, question)], dtype=float))[0, 1])
 
-    def decide(self, e: Evidence, yes: float) -> "Decision":
-        """`yes`: the reader's yes/no head on the span's window."""
-        p = self.probability(e)
+    def decide(self, e: Evidence, yes: float, question: Question | None = None) -> "Decision":
+        """`yes`: the reader's yes/no head on the span's window; `question`: what is asked, as understood."""
+        p = self.probability(e, question)
         floor = self.threshold if self.floor is None else min(self.floor, self.threshold)
         return Decision(
             answer=p >= self.threshold, confidence=p, threshold=self.threshold, yes=yes >= YES, unsure=floor <= p

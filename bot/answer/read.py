@@ -11,7 +11,7 @@ from bot.answer.corpus import Corpus
 from bot.answer.decide import Evidence
 from bot.answer.linking import fold
 from bot.answer.terms import terms_of
-from bot.answer.understand import question_terms
+from bot.answer.understand import Question
 from bot.reader.model import SpanReader
 from bot.types import Passage, Sentence
 from bot.vectors import CachedEmbeddings
@@ -35,13 +35,15 @@ class SentenceReader:
     def __init__(self, vectors: CachedEmbeddings, reader: SpanReader, windows: int = 4):
         self.vectors, self.reader, self.windows = vectors, reader, windows
 
-    def __call__(self, question: str, passages: list[Passage], corpus: Corpus, previous: str = "") -> Reading | None:
+    def __call__(
+        self, question: Question, passages: list[Passage], corpus: Corpus, previous: str = ""
+    ) -> Reading | None:
         """The reader's best span among the best few sentences of the passages, with the evidence to judge it."""
         sentences = self._ranked(question, passages, corpus)[: self.windows]
         if not sentences:
             return None
         windows = [_window(corpus, s) for s in sentences]
-        guesses = self.reader.read(question, [text for text, _ in windows], previous)
+        guesses = self.reader.read(question.text, [text for text, _ in windows], previous)
         if not guesses:
             return None
         ranked = sorted(guesses, key=lambda g: g.margin, reverse=True)
@@ -60,7 +62,7 @@ class SentenceReader:
         passage = next((i for i, p in enumerate(passages) if p.chunk_id == source.chunk_id), len(passages))
         agreeing = sum(fold(text[g.start : g.end]) == fold(span) for g in ranked for text, _ in [windows[g.text_index]])
         evidence = Evidence(
-            question=question,
+            question=question.text,
             span=span,
             sentence=sentence.text,
             window=text,
@@ -79,7 +81,7 @@ class SentenceReader:
         )
         return Reading(span, sentence, evidence, best.yes, start, end)
 
-    def _ranked(self, question: str, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
+    def _ranked(self, question: Question, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
         """The passages' sentences, best first: half meaning (cosine), half the IDF-weighted share of the question's
         terms they hold (with the sentence before, where "she" and "it" are named)."""
         seen, sentences = set(), []
@@ -90,9 +92,8 @@ class SentenceReader:
                     sentences.append(s)
         if not sentences:
             return []
-        qvec = self.vectors.vector(question)
-        asked = question_terms(question)
-        weights = {t: corpus.idf(t) for t in asked}
+        qvec = self.vectors.vector(question.text)
+        weights = {t: corpus.idf(t) for t in question.terms}
         total = sum(weights.values()) or 1.0
         for s, vec in zip(sentences, self.vectors.vectors([s.text for s in sentences]), strict=True):
             s.dense = float(np.dot(vec, qvec))

@@ -19,7 +19,7 @@ from functools import partial
 from bot.answer.corpus import Corpus
 from bot.answer.decide import Decision, Evidence
 from bot.answer.read import Reading
-from bot.answer.understand import asked_kind
+from bot.answer.understand import Question
 from bot.types import Draft, Sentence
 
 SENTENCE_KINDS = {"why", "how", "describe"}  # answered with the sentence the span sits in, unless the span is a phrase
@@ -132,9 +132,9 @@ def yes_no_reply(yes: bool, sentence: Sentence) -> str:
     return f"{'Yes' if yes else 'No'} — {without_connective(sentence)}"
 
 
-def compose(question: str, reading: Reading, corpus: Corpus, decision: Decision) -> Draft:
+def compose(question: Question, reading: Reading, corpus: Corpus, decision: Decision) -> Draft:
     """The reply's shape by what is asked, citing the span's sentence (or the sentences of the quotation)."""
-    kind = asked_kind(question)
+    kind = question.kind
     draft = partial(
         Draft,
         abstained=False,

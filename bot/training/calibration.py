@@ -17,6 +17,7 @@ import numpy as np
 from tqdm import tqdm
 
 from bot.answer.decide import CALIBRATION_FILE, FEATURES, MODEL_FILE, features
+from bot.answer.understand import understand
 from bot.eval.datasets import DEV_SETS_DIR, SQUAD_DIR, held_out_articles, squad_articles
 from bot.settings import Settings
 from bot.training.examples import boolq_examples
@@ -57,7 +58,8 @@ def readings(settings: Settings, documents: list[Path], items: list, group: str)
             }
             standalone = bot._condense({"linked": linked})
             passages = bot.retriever(standalone)
-            draft = bot.answer(standalone, passages, bot.expand(passages), previous_turn(linked["history"]))
+            asked = understand(standalone)
+            draft = bot.answer(asked, passages, bot.expand(passages), previous_turn(linked["history"]))
             reply = Answer(question=item.question, answer=draft.text, abstained=draft.abstained)
             if item.conversation:
                 history += [Turn(role="user", content=item.question), Turn(role="assistant", content=draft.text)]
