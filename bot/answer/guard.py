@@ -189,14 +189,9 @@ def disagrees(text: str, extractive: Draft, question: str) -> str | None:
 
 
 def extracted_phrase(extractive: Draft) -> str:
-    """The phrase of a phrase answer ("Third place [1]." quoting the sentence that holds "third place")."""
-    if extractive.phrase:
-        return extractive.phrase
-    m = re.fullmatch(r"(.+) \[1\]\.", extractive.text)  # a sentence answer ends "… [1]", a phrase "… [1]."
-    if extractive.abstained or len(extractive.quotes) != 1 or not m:
-        return ""
-    phrase, quote = m.group(1).strip(), extractive.quotes[0].text
-    return phrase if phrase.lower() in quote.lower() and phrase.rstrip(".") != quote.rstrip(".") else ""
+    """The span the extractive answer rests on ("third place"), which the reply step keeps in the draft; "" when it
+    abstained (a decline or an unsure reply rests on no span)."""
+    return "" if extractive.abstained else extractive.phrase
 
 
 def split_claims(text: str) -> list[Claim]:
