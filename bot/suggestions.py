@@ -6,12 +6,14 @@ from collections import Counter
 from collections.abc import Callable
 
 from bot.answer.corpus import Corpus
+from bot.lang import vocabulary
 from bot.types import Answer
 from index.text import Token
 
 log = logging.getLogger(__name__)
 
 MAX_EXAMPLES = 4
+ASK = vocabulary().example_questions  # their wording (bot/lang/en/replies.toml)
 
 
 def example_questions(candidates: list[str], ask: Callable[[str], Answer], limit: int = MAX_EXAMPLES) -> list[str]:
@@ -55,11 +57,12 @@ def candidate_questions(corpus: Corpus) -> list[str]:
                     if objects:
                         inside = subtree(parsed.tokens, objects[0])
                         phrase = text[parsed.tokens[min(inside)].start : parsed.tokens[max(inside)].end]
-                        won.append(f"Who won {phrase}?")
-    out = sorted(won, key=lambda q: not q.startswith("Who won the "))[:2]  # "the gold medal", not "his first…"
-    out += [f"Who is {name}?" for name, _ in mentions.most_common(1)]
-    out += [f"What did {name} say?" for name, _ in speakers.most_common(1)]
-    out += [f"Who is {name}?" for name, _ in mentions.most_common(2)[1:]]
+                        determined = parsed.tokens[min(inside)].pos == "DET"  # "the gold medal", not "his first…"
+                        won.append((not determined, ASK["won"].format(thing=phrase)))
+    out = [question for _, question in sorted(won, key=lambda w: w[0])][:2]
+    out += [ASK["who_is"].format(name=name) for name, _ in mentions.most_common(1)]
+    out += [ASK["said"].format(name=name) for name, _ in speakers.most_common(1)]
+    out += [ASK["who_is"].format(name=name) for name, _ in mentions.most_common(2)[1:]]
     return out
 
 

@@ -55,8 +55,8 @@ def test_words_are_clean_lower_case_and_listed_once(vocab):
             assert all(w.isupper() and w.strip() == w for w in value), name
         elif name == "closed_classes":
             assert all(w == w.lower().strip() and w for words in value.values() for w in words)
-        elif name == "english_stop_words" or name == "stop_words":
-            continue  # spaCy's own, and the answerer's built from it
+        elif name in {"english_stop_words", "stop_words", "replies", "example_questions"}:
+            continue  # spaCy's own, the answerer's built from it, and format strings (checked by the loader)
         elif isinstance(value, (frozenset, tuple)) or hasattr(value, "keys"):
             assert value, f"{name} is empty"
             assert all(isinstance(w, str) and w == w.lower().strip() and w for w in value), name
@@ -122,6 +122,8 @@ def test_the_vocabulary_cannot_be_changed_in_place(vocab):
         ("numbers.toml", "dozen = 12", 'dozen = "12"', "whole number"),
         ("countries.toml", 'japan = "Japanese"', 'Japan = "Japanese"', "lower-case"),
         ("stop_words.toml", "keep_meaning = [", "keep_meaning = [[", "stop_words.toml"),  # not TOML
+        ("replies.toml", "{speaker} said", "{person} said", "said must be text with the fields"),  # a field renamed
+        ("replies.toml", 'yes = "Yes — {sentence}"', 'yes = "Yes — {sentence"', "yes must be text"),  # broken
     ],
 )
 def test_a_broken_english_file_is_refused(copy, file, old, new, reason):

@@ -20,7 +20,10 @@ from bot.answer.corpus import Corpus
 from bot.answer.decide import Decision, Evidence
 from bot.answer.read import Reading
 from bot.answer.understand import Question
+from bot.lang import vocabulary
 from bot.types import Draft, Sentence
+
+REPLIES = vocabulary().replies  # the replies' own words (bot/lang/en/replies.toml)
 
 SENTENCE_KINDS = {"why", "how", "describe"}  # answered with the sentence the span sits in, unless the span is a phrase
 QUOTE_PAIRS = {"“": "”", '"': '"'}
@@ -125,11 +128,12 @@ def _speaker(start: int, end: int, sentences: list[Sentence]) -> str | None:
 
 def quotation_reply(quoted: str, speaker: str | None) -> str:
     """ "Glenn said: “…”" (the whole quotation, in the document's marks)."""
-    return f"{speaker} said: “{quoted.strip()}”" if speaker else f"“{quoted.strip()}”"
+    quotation = f"“{quoted.strip()}”"
+    return REPLIES["said"].format(speaker=speaker, quotation=quotation) if speaker else quotation
 
 
 def yes_no_reply(yes: bool, sentence: Sentence) -> str:
-    return f"{'Yes' if yes else 'No'} — {without_connective(sentence)}"
+    return REPLIES["yes" if yes else "no"].format(sentence=without_connective(sentence))
 
 
 def compose(question: Question, reading: Reading, corpus: Corpus, decision: Decision) -> Draft:
@@ -161,8 +165,8 @@ def compose(question: Question, reading: Reading, corpus: Corpus, decision: Deci
     return draft(f"{capitalized(reading.span)} [1].", short_answer=reading.span)
 
 
-DECLINES = ("The article doesn't say.", "The documents don't say.")
-UNSURE = ("I'm not sure; the closest the article comes is: ", "I'm not sure; the closest the documents come is: ")
+DECLINES = (REPLIES["decline_one"], REPLIES["decline_many"])
+UNSURE = (REPLIES["unsure_one"], REPLIES["unsure_many"])
 
 
 def decline(documents: int, reason: str, confidence: float | None = None, evidence: Evidence | None = None) -> Draft:

@@ -8,6 +8,7 @@ backwards). A file that does not hold exactly the lists expected, or a word that
 stops the loading with a `VocabularyError` naming it."""
 
 import calendar
+import string
 import tomllib
 from collections import Counter
 from collections.abc import Mapping
@@ -80,6 +81,9 @@ class Vocabulary:
     negations: tuple[str, ...]
     document_nouns: tuple[str, ...]
     citation_labels: tuple[str, ...]
+    # the bot's own words (en/replies.toml): format strings by name, with the fields each must fill
+    replies: Mapping[str, str]
+    example_questions: Mapping[str, str]
     # the domains' closed classes by name ("medals"), and the domains loaded
     closed_classes: Mapping[str, frozenset[str]]
     domains: tuple[str, ...]
@@ -104,13 +108,27 @@ ENGLISH_FILES: dict[str, set[str]] = {
     "countries": {"countries"},
     "entity_labels": {"names", "numbers"},
     "guard": {"openers", "negations", "document_nouns", "citation_labels"},
+    "replies": {"replies", "examples"},
+}
+# The format strings of en/replies.toml, each with the fields the code fills in.
+TEMPLATES = {
+    "replies": {
+        "decline_one": set(),
+        "decline_many": set(),
+        "unsure_one": set(),
+        "unsure_many": set(),
+        "said": {"speaker", "quotation"},
+        "yes": {"sentence"},
+        "no": {"sentence"},
+    },
+    "examples": {"won": {"thing"}, "who_is": {"name"}, "said": {"name"}},
 }
 
 
 def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
     """The vocabulary of the English files in `english_dir` and the domain files in `domains_dir` (all `*.toml`)."""
     en = _English(english_dir)
-    stop, questions, follow, pronouns, numbers, contractions, people, verbs, countries, labels, guard = (
+    stop, questions, follow, pronouns, numbers, contractions, people, verbs, countries, labels, guard, replies = (
         en.file(name, keys) for name, keys in ENGLISH_FILES.items()
     )
 
@@ -160,6 +178,8 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         negations=_words(guard, "negations", phrases=True),
         document_nouns=_words(guard, "document_nouns", phrases=True),
         citation_labels=_words(guard, "citation_labels", phrases=True),
+        replies=MappingProxyType(_templates(replies, "replies")),
+        example_questions=MappingProxyType(_templates(replies, "examples")),
         closed_classes=MappingProxyType(closed_classes),
         domains=tuple(domain_names),
     )
@@ -264,6 +284,22 @@ def _words(f: _File, key: str, case=str.lower, phrases: bool = False) -> tuple[s
     if repeated:
         raise VocabularyError(f"{f.path}{f.where}: {key} lists {repeated[0]!r} twice")
     return tuple(words)
+
+
+def _templates(f: _File, key: str) -> dict[str, str]:
+    """A table of format strings, exactly the names TEMPLATES lists, each with exactly the fields listed for it."""
+    table, expected = f.table(key), TEMPLATES[key]
+    _File(f.path, table, f" [{key}]").expect(set(expected), set(expected))
+    for name, template in table.items():
+        try:
+            fields = {field for _, field, _, _ in string.Formatter().parse(template) if field is not None}
+        except (ValueError, TypeError):
+            fields = None
+        if not isinstance(template, str) or not template.strip() or fields != expected[name]:
+            raise VocabularyError(
+                f"{f.path}: [{key}] {name} must be text with the fields {sorted(expected[name]) or 'none'} in braces"
+            )
+    return dict(table)
 
 
 def _mapping(f: _File, key: str, lower_values: bool = True) -> dict[str, str]:
