@@ -2,7 +2,7 @@
 one `bot.serving.ServedBot` (which warms the bot up and swaps in a fresh one when the index changes).
 
 - `GET /healthz` — liveness and index counts (no auth: load balancers probe it).
-- `POST /api/ask` — question + optional history → the answer object of DESIGN.md.
+- `POST /api/ask` — question + optional history → the answer object (README: "The answer object").
 - `POST /api/documents`, `GET /api/documents`, `DELETE /api/documents/{name}` — the documents answered from.
 - `GET /api/documents/{name}/passage` — a cited quote with the paragraphs around it (the chat's citation view).
 
