@@ -1,9 +1,15 @@
 """Shared fixtures: a real index (real MiniLM, real embedded Chroma) built once per test session."""
 
 import os
+import queue
+import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -83,3 +89,36 @@ def assert_not_answered(answer, document: str = "") -> None:
         assert f"“{quote.strip()}”" in text and (not document or quote in document)
     else:
         assert text.startswith(("The article doesn't say", "The documents don't say")) and citations == [], text
+
+
+@contextmanager
+def serve_process(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`eventbot serve --port 0` as a user starts it, with these settings; yields its URL (once /healthz answers 200)
+    and the process; stopped after."""
+    import httpx
+
+    proc = subprocess.Popen(
+        [EVENTBOT, "serve", "--port", "0"],
+        cwd=ROOT,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=os.environ | env,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=SAFETY_TIMEOUT_S)).group(0)
+        deadline = time.monotonic() + SAFETY_TIMEOUT_S
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "the server did not answer /healthz"
+            time.sleep(0.1)
+        yield url, proc
+    finally:
+        proc.terminate()
+        proc.wait(SAFETY_TIMEOUT_S)

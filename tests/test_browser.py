@@ -1,10 +1,8 @@
 """The chat UI in a real Chromium (Debian's, driven by Playwright), against `eventbot serve` as a user runs it."""
 
 import os
-import queue
 import re
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S
+from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S, serve_process
 
 pytestmark = pytest.mark.browser
 
@@ -40,34 +38,10 @@ def server_url(index_dir, tmp_path_factory) -> Iterator[str]:
 
 
 def serving(settings: dict[str, str]) -> Iterator[str]:
-    """Run `eventbot serve --port 0` with these settings; yield its URL once /healthz answers."""
-    env = {**os.environ, **settings}
-    env.pop("EVENTBOT_API_KEY", None) if "EVENTBOT_API_KEY" not in settings else None
-    proc = subprocess.Popen(
-        [EVENTBOT, "serve", "--port", "0"],
-        cwd=ROOT,
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
-    try:
-        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=SAFETY_TIMEOUT_S)).group(0)
-        deadline = time.monotonic() + SAFETY_TIMEOUT_S
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not answer /healthz"
-            time.sleep(0.1)
+    """Run `eventbot serve --port 0` with these settings (no API key unless they set one); yield its URL once
+    /healthz answers."""
+    with serve_process({"EVENTBOT_API_KEY": "", **settings}) as (url, _proc):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(SAFETY_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")

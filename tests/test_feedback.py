@@ -4,12 +4,7 @@
 
 import hashlib
 import json
-import os
-import queue
-import re
 import signal
-import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -22,7 +17,7 @@ from bot.eval.items import default_datasets, load_dataset
 from bot.feedback import FeedbackStore, code_commit
 from bot.serving import ServedBot
 from bot.types import Turn
-from tests.conftest import EVENTBOT, ROOT, SAFETY_TIMEOUT_S, run_cli
+from tests.conftest import SAFETY_TIMEOUT_S, run_cli, serve_process
 from tests.test_api import API_KEY, SILVER_TURNS, running
 from ui.server import build_api
 
@@ -206,19 +201,7 @@ def test_with_an_api_key_feedback_needs_it(bot, settings, feedback_path):
 def test_a_killed_server_loses_no_acknowledged_feedback(index_dir, tmp_path):
     """`eventbot serve` killed with SIGKILL right after its last answer: everything it acknowledged is in the file."""
     path = tmp_path / "feedback.sqlite3"
-    env = os.environ | {"EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_FEEDBACK_PATH": str(path)}
-    proc = subprocess.Popen(
-        [EVENTBOT, "serve", "--port", "0"],
-        cwd=ROOT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
-    try:
-        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=SAFETY_TIMEOUT_S)).group(0)
+    with serve_process({"EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_FEEDBACK_PATH": str(path)}) as (url, proc):
         with httpx.Client(base_url=url, timeout=60) as client:
             acknowledged = []
             for n in range(5):
@@ -227,9 +210,6 @@ def test_a_killed_server_loses_no_acknowledged_feedback(index_dir, tmp_path):
                 acknowledged.append(r.json())
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(SAFETY_TIMEOUT_S) == -signal.SIGKILL
-    finally:
-        proc.kill()
-        proc.wait()
     assert [f.model_dump() for f in FeedbackStore(path).all()] == acknowledged
 
 

@@ -6,11 +6,8 @@ Everything real: uvicorn on loopback (in-process or `eventbot serve`), a `chroma
 import itertools
 import json
 import os
-import queue
-import re
 import shutil
 import signal
-import subprocess
 import threading
 import time
 from collections import Counter
@@ -27,7 +24,7 @@ from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from bot.serving import ServedBot
-from tests.conftest import EVENTBOT, ROOT, SAFETY_TIMEOUT_S, run_cli
+from tests.conftest import SAFETY_TIMEOUT_S, run_cli, serve_process
 from tests.test_api import API_KEY, GOLD, SILVER_TURNS, running
 from tests.test_chroma_server import chroma_url  # noqa: F401  (a fixture: a real `chroma run` on loopback)
 from ui.server import create_app
@@ -321,23 +318,8 @@ def test_fuzzing_from_the_openapi_schema_finds_no_server_error(fuzzed_api, path,
 @contextmanager
 def serving(env: dict[str, str]) -> Iterator[str]:
     """`eventbot serve --port 0` as a user starts it; yields its URL once it says it is ready."""
-    proc = subprocess.Popen(
-        [EVENTBOT, "serve", "--port", "0"],
-        cwd=ROOT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=os.environ | env,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
-    try:
-        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=SAFETY_TIMEOUT_S)).group(0)
-        wait_for(lambda: httpx.get(f"{url}/healthz").status_code == 200, "serve listening")
+    with serve_process(env) as (url, _proc):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(SAFETY_TIMEOUT_S)
 
 
 # ---------------------------------------------------------------------------------------------- load
