@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -91,10 +92,17 @@ def assert_not_answered(answer, document: str = "") -> None:
         assert text.startswith(("The article doesn't say", "The documents don't say")) and citations == [], text
 
 
+@dataclass
+class Served:
+    url: str
+    process: subprocess.Popen
+    ready_line: str  # what `eventbot serve` printed once the bot was open
+
+
 @contextmanager
-def serve_process(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`eventbot serve --port 0` as a user starts it, with these settings; yields its URL (once /healthz answers 200)
-    and the process; stopped after."""
+def serve_process(env: dict[str, str]) -> Iterator[Served]:
+    """`eventbot serve --port 0` as a user starts it, with these settings; yields it once /healthz answers 200;
+    stopped after."""
     import httpx
 
     proc = subprocess.Popen(
@@ -108,7 +116,8 @@ def serve_process(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen]]
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     try:
-        url = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=SAFETY_TIMEOUT_S)).group(0)
+        line = lines.get(timeout=SAFETY_TIMEOUT_S)
+        url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
         deadline = time.monotonic() + SAFETY_TIMEOUT_S
         while True:
             try:
@@ -118,7 +127,7 @@ def serve_process(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen]]
                 pass
             assert proc.poll() is None and time.monotonic() < deadline, "the server did not answer /healthz"
             time.sleep(0.1)
-        yield url, proc
+        yield Served(url, proc, line)
     finally:
         proc.terminate()
         proc.wait(SAFETY_TIMEOUT_S)

@@ -1,9 +1,7 @@
 """The HTTP API through a real uvicorn on a free loopback port, with the real index, models and clients."""
 
 import json
-import queue
 import re
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +13,7 @@ import pytest
 
 from bot.serving import ServedBot
 from bot.types import Answer, Turn
-from tests.conftest import ARTICLE, EVENTBOT, ROOT, SAFETY_TIMEOUT_S, assert_not_answered, run_cli
+from tests.conftest import ARTICLE, SAFETY_TIMEOUT_S, assert_not_answered, run_cli, serve_process
 from ui.chat import respond
 from ui.chat_common import from_text, to_turns
 from ui.server import bind, create_app, make_server, url_of
@@ -441,29 +439,8 @@ def test_serve_without_index_exits_2(tmp_path):
 
 def test_serve_command_prints_url_and_serves(index_dir):
     """`eventbot serve` as `make run` starts it: prints the URL once the bot is open, then serves."""
-    proc = subprocess.Popen(
-        [EVENTBOT, "serve", "--port", "0"],
-        cwd=ROOT,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**__import__("os").environ, "EVENTBOT_INDEX_DIR": str(index_dir)},
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
-    try:
-        line = lines.get(timeout=SAFETY_TIMEOUT_S)
-        url = re.search(r"http://127\.0\.0\.1:\d+", line).group(0)
-        deadline = time.monotonic() + SAFETY_TIMEOUT_S
-        while True:
-            try:
-                r = httpx.get(f"{url}/healthz")
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+    with serve_process({"EVENTBOT_INDEX_DIR": str(index_dir)}) as served:
+        assert served.ready_line.startswith("eventbot is ready") and f"{served.url}/" in served.ready_line
+        r = httpx.get(f"{served.url}/healthz")
         assert r.status_code == 200 and r.json()["status"] == "ok"
-        assert httpx.get(url + "/").status_code == 200
-    finally:
-        proc.terminate()
-        proc.wait(SAFETY_TIMEOUT_S)
+        assert httpx.get(served.url + "/").status_code == 200

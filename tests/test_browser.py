@@ -40,8 +40,8 @@ def server_url(index_dir, tmp_path_factory) -> Iterator[str]:
 def serving(settings: dict[str, str]) -> Iterator[str]:
     """Run `eventbot serve --port 0` with these settings (no API key unless they set one); yield its URL once
     /healthz answers."""
-    with serve_process({"EVENTBOT_API_KEY": "", **settings}) as (url, _proc):
-        yield url
+    with serve_process({"EVENTBOT_API_KEY": "", **settings}) as served:
+        yield served.url
 
 
 @pytest.fixture(scope="module")

@@ -201,15 +201,15 @@ def test_with_an_api_key_feedback_needs_it(bot, settings, feedback_path):
 def test_a_killed_server_loses_no_acknowledged_feedback(index_dir, tmp_path):
     """`eventbot serve` killed with SIGKILL right after its last answer: everything it acknowledged is in the file."""
     path = tmp_path / "feedback.sqlite3"
-    with serve_process({"EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_FEEDBACK_PATH": str(path)}) as (url, proc):
-        with httpx.Client(base_url=url, timeout=60) as client:
+    with serve_process({"EVENTBOT_INDEX_DIR": str(index_dir), "EVENTBOT_FEEDBACK_PATH": str(path)}) as served:
+        with httpx.Client(base_url=served.url, timeout=60) as client:
             acknowledged = []
             for n in range(5):
                 r = client.post("/api/feedback", json=GOOD | {"question": f"Question {n}?", "comment": f"n={n}"})
                 assert r.status_code == 200, r.text
                 acknowledged.append(r.json())
-        proc.send_signal(signal.SIGKILL)
-        assert proc.wait(SAFETY_TIMEOUT_S) == -signal.SIGKILL
+        served.process.send_signal(signal.SIGKILL)
+        assert served.process.wait(SAFETY_TIMEOUT_S) == -signal.SIGKILL
     assert [f.model_dump() for f in FeedbackStore(path).all()] == acknowledged
 
 

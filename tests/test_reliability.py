@@ -318,8 +318,8 @@ def test_fuzzing_from_the_openapi_schema_finds_no_server_error(fuzzed_api, path,
 @contextmanager
 def serving(env: dict[str, str]) -> Iterator[str]:
     """`eventbot serve --port 0` as a user starts it; yields its URL once it says it is ready."""
-    with serve_process(env) as (url, _proc):
-        yield url
+    with serve_process(env) as served:
+        yield served.url
 
 
 # ---------------------------------------------------------------------------------------------- load

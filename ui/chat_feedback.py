@@ -73,18 +73,12 @@ def rate(
             store.remove(done.pop(reply)[0])
         return "Your rating is taken back."
     if reply in done:
-        store.rate(done[reply][0], rating)
+        item_id = store.rate(done[reply][0], rating).id
     else:
         history = to_turns(messages[: reply - 1], bot.settings.max_history_messages, kept)
-        item = store.add(
-            FeedbackIn(
-                question=answer.question,
-                answer=answer.answer,
-                rating=rating,
-                history=history,
-                citations=answer.citations,
-            )
+        given = FeedbackIn(
+            question=answer.question, answer=answer.answer, rating=rating, history=history, citations=answer.citations
         )
-        done[reply] = (item.id, rating)
-    done[reply] = (done[reply][0], rating)
+        item_id = store.add(given).id
+    done[reply] = (item_id, rating)
     return "Thanks: kept. Add a comment below if you like."
