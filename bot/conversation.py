@@ -12,10 +12,11 @@ follow-ups keeps its subject) and the previous answer:
 
 The words these readings turn on (pronouns, leads, closed classes) are data: bot/lang/."""
 
-import re
+from spacy.tokens import Doc
 
+from bot.answer.cite import without_markers
 from bot.answer.reply import is_decline
-from bot.lang import alternatives, vocabulary
+from bot.lang import vocabulary
 from bot.types import Turn
 from index.text import parse
 
@@ -34,18 +35,12 @@ CLOSED_CLASS = frozenset().union(
 PERSON_PRONOUNS = VOCABULARY.person_pronouns
 THING_PRONOUNS = VOCABULARY.thing_pronouns
 WH_WORDS = VOCABULARY.wh_words
-FOLLOW_UP_LEAD = re.compile(
-    rf"^\s*(?:(?:{alternatives(VOCABULARY.follow_up_interjections)})\b[\s,]*)?"
-    rf"(?:{alternatives(VOCABULARY.follow_up_leads)})\b"
-    r"[\s,]*",
-    re.IGNORECASE,
-)
-BARE_WHY = re.compile(rf"^\s*(?:and\s+)?(?:{alternatives(VOCABULARY.bare_why)})\s*\??\s*$", re.IGNORECASE)
-TOPIC_DETERMINER = re.compile(rf"(?i)(?:{alternatives(VOCABULARY.topic_determiners)})\b")
-LEADING_ARTICLE = re.compile(rf"(?i)^(?:{alternatives(VOCABULARY.articles)})\s+")
+# Phrases, as their words: a follow-up's leads ("and what about"), the interjections before one ("ok"), bare whys
+LEADS = [lead.split() for lead in VOCABULARY.follow_up_leads]  # in order: a longer lead before its start
+INTERJECTIONS = frozenset(VOCABULARY.follow_up_interjections)
+BARE_WHY = frozenset(VOCABULARY.bare_why)
 SHORT_ANSWER_WORDS = 6  # a phrase answer ("Moretti [1].") can stand in for the question's wh-word
 MAX_TURNS_BACK = 4  # how many earlier questions are made standalone to read a follow-up
-CITATION_MARKERS = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 
 
 def condense_question(question: str, history: list[Turn], people) -> str:
@@ -63,10 +58,10 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     doc = parse(question)
     names_in_question = people(question)
 
-    if BARE_WHY.match(question):
+    if is_bare_why(doc):
         return _why(previous, answer) or question
-    lead = FOLLOW_UP_LEAD.match(question)
-    rest = question[lead.end() :] if lead else question
+    lead = _lead_end(doc)
+    rest = question[lead:] if lead else question
     if lead and not _opens_question(rest):
         # a fragment: "And Moretti?", "and the final?", "what about friday?" → the previous question, changed
         fragment = rest.strip(" ?.!")
@@ -85,6 +80,30 @@ def condense_question(question: str, history: list[Turn], people) -> str:
         # "what happened next?" after a question about Moretti: about him still
         return f"{_capitalize(question.rstrip(' ?'))} for {person}?"
     return _capitalize(resolved)
+
+
+def is_bare_why(doc: Doc) -> bool:
+    """A question that is only a why ("why not?", "and how come?"): it asks why the previous answer holds."""
+    words = [t.lower_ for t in doc if not t.is_space]
+    words = words[1:] if words[:1] == ["and"] else words
+    words = words[:-1] if words[-1:] == ["?"] else words
+    return " ".join(words) in BARE_WHY
+
+
+def _lead_end(doc: Doc) -> int:
+    """Where a follow-up's words start after its lead ("ok, and what about the final?" → "the final?"), or 0 when it
+    opens with none. The lead's own words are the vocabulary's; commas after it go with it."""
+    words = [t.lower_ for t in doc]
+    starts = [1, 0] if words[:1] and words[0] in INTERJECTIONS else [0]
+    for start in starts:  # "so what about" after the interjection "so"; "so where" with the lead "so"
+        start += words[start : start + 1] == [","]
+        lead = next((lead for lead in LEADS if words[start : start + len(lead)] == lead), None)
+        if lead is not None:
+            end = start + len(lead)
+            while end < len(doc) and doc[end].text == ",":
+                end += 1
+            return doc[end].idx if end < len(doc) else len(doc.text)
+    return 0
 
 
 def _previous(history: list[Turn], people) -> tuple[str, str]:
@@ -153,14 +172,16 @@ def _swap_into(question: str, fragment: str, people) -> str | None:
         return question.replace(old_people[0], new_people[0], 1) if old_people else None
     fragment_words = fragment.split()
     closed = [w for w in fragment_words if w.lower() in CLOSED_CLASS]
-    old_closed = [m for m in re.finditer(r"[\w-]+", question) if m.group().lower() in CLOSED_CLASS]
+    old_closed = [t for t in parse(question) if t.lower_ in CLOSED_CLASS]
     if closed and old_closed and len(fragment_words) == len(closed):
-        m = old_closed[0]
-        return question[: m.start()] + closed[0] + question[m.end() :]
+        t = old_closed[0]
+        return question[: t.idx] + closed[0] + question[t.idx + len(t) :]
     topic = _topic(question, people)
     if topic and fragment and not _opens_question(fragment):
-        if not TOPIC_DETERMINER.match(topic):
-            fragment = LEADING_ARTICLE.sub("", fragment)  # "Figueroa's first race" → "Figueroa's last race"
+        article, _, noun = fragment.partition(" ")
+        opens_with_determiner = topic.split()[0].lower() in VOCABULARY.topic_determiners
+        if noun.strip() and article.lower() in VOCABULARY.articles and not opens_with_determiner:
+            fragment = noun.lstrip()  # "Figueroa's first race" → "Figueroa's last race"
         return question.replace(topic, fragment, 1)
     return None
 
@@ -168,7 +189,7 @@ def _swap_into(question: str, fragment: str, people) -> str | None:
 def _why(previous: str, answer: str) -> str | None:
     """A bare why after "Who was fourth?" answered "Moretti [1]." → "Why was Moretti fourth?"."""
     doc = parse(previous.rstrip(" ?"))
-    phrase = re.sub(r"\s*\[\d+\]", "", answer).strip(" .")
+    phrase = without_markers(answer).strip(" .")
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
         return None
@@ -203,4 +224,4 @@ def previous_turn(history: list[Turn]) -> str:
     if not users:
         return ""
     answer = next((t.content for t in history[users[-1] + 1 :] if t.role == "assistant"), "")
-    return f"{history[users[-1]].content} {CITATION_MARKERS.sub('', answer)}".strip()
+    return f"{history[users[-1]].content} {without_markers(answer)}".strip()

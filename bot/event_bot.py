@@ -21,9 +21,8 @@ from bot.reader.model import SpanReader
 from bot.retrieval import KeywordIndex, Retriever, keyword_folder
 from bot.settings import Settings
 from bot.suggestions import example_questions
-from bot.types import Answer, Passage, Turn
-from bot.vectors import CachedEmbeddings
-from index.embeddings import bf16_fast, load_embedder
+from bot.types import Answer, CheckedQuestion, Passage, Turn
+from index.embeddings import CachedEmbeddings, bf16_fast, load_embedder
 from index.embeddings import use_threads as use_threads  # for `eventbot serve`, which imports nothing of index/
 from index.loaders import load_documents
 from index.store import (
@@ -113,8 +112,9 @@ def is_blank(text: str) -> bool:
     return all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in text)
 
 
-def check_question(settings: Settings, question: str, history: list[Turn] | None = None) -> str:
-    """The question, stripped; QuestionError when it is empty (or blank) or too long, or the history too long."""
+def check_question(settings: Settings, question: str, history: list[Turn] | None = None) -> CheckedQuestion:
+    """The question, stripped, with its history; QuestionError when it is empty (or blank) or too long, or the
+    history too long."""
     question = (question or "").strip()
     if is_blank(question):
         raise QuestionError("the question is empty")
@@ -130,7 +130,7 @@ def check_question(settings: Settings, question: str, history: list[Turn] | None
         if len(turn.content) > limit:
             raise QuestionError(f"history message {i} is {len(turn.content)} characters long; the limit is {limit}")
         check_unicode(turn.content, f"history message {i}")
-    return question
+    return CheckedQuestion(question, tuple(history or ()))
 
 
 def check_unicode(text: str, what: str) -> None:
@@ -190,9 +190,6 @@ class EventBot:
         chunks = self.retriever.around(passages, self.knowledge.chunk_starts) if passages else []
         return Corpus(chunks, self.knowledge)
 
-    def check_question(self, question: str, history: list[Turn] | None = None) -> str:
-        return check_question(self.settings, question, history)
-
     def preload(self, stop: threading.Event | None = None, batch: int = 32) -> int:
         """Read the documents' chunks and embed their sentences into the caches, as far as the caches hold them, so
         that a first question over a long document costs what a later one does (a served bot runs this in the
@@ -210,9 +207,11 @@ class EventBot:
             embedded += len(texts)
         return embedded
 
-    def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
-        question = self.check_question(question, history)
-        return self.chain.invoke({"question": question, "history": history or [], "timings_ms": {}})
+    def ask(self, question: str | CheckedQuestion, history: list[Turn] | None = None) -> Answer:
+        """The answer to a question, checked here unless it comes checked (QuestionError when it fails)."""
+        if not isinstance(question, CheckedQuestion):
+            question = check_question(self.settings, question, history)
+        return self.chain.invoke({"question": question.text, "history": list(question.history), "timings_ms": {}})
 
     def example_questions(self) -> list[str]:
         """Questions about the indexed documents that the bot answers, for the chat to offer (worked out once)."""

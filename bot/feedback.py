@@ -139,7 +139,7 @@ def check_feedback(settings: Settings, data: FeedbackIn | dict[str, Any]) -> Fee
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"])
         raise FeedbackError(f"{where + ': ' if where else ''}{problem['msg']}") from None
-    question = check_question(settings, item.question, item.history)
+    question = check_question(settings, item.question, item.history).text
     if is_blank(item.answer):
         raise FeedbackError("the answer is empty")
     item = item.model_copy(update={"question": question, "comment": check_comment(settings, item.comment)})

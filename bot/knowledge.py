@@ -14,7 +14,7 @@ from index.store import all_chunks
 
 log = logging.getLogger(__name__)
 
-FORMAT = 5  # bump when Knowledge changes shape: older files are then learnt again
+FORMAT = 6  # bump when Knowledge changes shape: older files are then learnt again
 
 
 def learn(store) -> Knowledge:

@@ -19,7 +19,7 @@ from langchain_chroma import Chroma
 from langchain_core.documents import Document
 
 from bot.types import Passage
-from bot.vectors import CachedEmbeddings
+from index.embeddings import CachedEmbeddings
 from index.store import all_chunks, nearest, read_chunks, read_with_vectors, store_errors
 
 log = logging.getLogger(__name__)

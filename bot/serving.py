@@ -10,7 +10,7 @@ from typing import Any
 from bot.errors import NotReadyError, StoreUnavailableError
 from bot.event_bot import EventBot, index_missing
 from bot.settings import Settings
-from bot.types import Answer, Turn
+from bot.types import Answer, CheckedQuestion, Turn
 from index.store import close_detached, detach_local_client, index_file, reattach_local_client
 
 __all__ = ["NotReadyError", "ServedBot"]
@@ -81,7 +81,7 @@ class ServedBot:
         self._stop.set()
         self._preloading.set()
 
-    def ask(self, question: str, history: list[Turn] | None = None) -> Answer:
+    def ask(self, question: str | CheckedQuestion, history: list[Turn] | None = None) -> Answer:
         # this request answers with this bot, whatever is swapped in meanwhile (EventBot.ask checks the question)
         return self.bot.ask(question, history)
 

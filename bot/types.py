@@ -87,6 +87,15 @@ class Turn(BaseModel):
     content: str
 
 
+@dataclass(frozen=True)
+class CheckedQuestion:
+    """A question and its history that passed `bot.event_bot.check_question` (stripped, within the limits): made
+    once where a question comes in (a CLI argument, a request), so that the bot does not check it again."""
+
+    text: str
+    history: tuple[Turn, ...] = ()
+
+
 class Answer(BaseModel):
     question: str
     answer: str

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.answer.cite import without_markers
 from bot.eval.items import EvalItem, EvaluationError, dataset_corpus, load_dataset
 from bot.eval.metrics import (
     abstention_precision_recall,
@@ -15,7 +16,6 @@ from bot.eval.metrics import (
     is_correct,
     score_item,
     sentences,
-    strip_markers,
     summarize,
     summarize_by_kind,
     token_f1,
@@ -53,7 +53,7 @@ def item(
 
 
 def test_markers_are_removed_before_comparing():
-    assert strip_markers("Liu won [1][2], ahead of Sakamoto [3, 4].") == "Liu won, ahead of Sakamoto."
+    assert without_markers("Liu won [1][2], ahead of Sakamoto [3, 4].") == "Liu won, ahead of Sakamoto."
 
 
 def test_accuracy_normalizes_case_quotes_spaces_and_markers():

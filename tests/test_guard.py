@@ -8,8 +8,9 @@ import sys
 import pytest
 from langchain_core.language_models import FakeListChatModel
 
+from bot.answer.claims import clean, facts, numbers_in, split_claims
 from bot.answer.generative import Generator, LLMSetupError, chat_model, format_passages, load_generator, prompt
-from bot.answer.guard import Guard, clean, facts, numbers_in, split_claims
+from bot.answer.guard import Guard
 from bot.chain import build_chain
 from bot.settings import Settings
 from tests.conftest import ARTICLE, run_cli

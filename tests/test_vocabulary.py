@@ -124,6 +124,8 @@ def test_the_vocabulary_cannot_be_changed_in_place(vocab):
         ("stop_words.toml", "keep_meaning = [", "keep_meaning = [[", "stop_words.toml"),  # not TOML
         ("replies.toml", "{speaker} said", "{person} said", "said must be text with the fields"),  # a field renamed
         ("replies.toml", 'yes = "Yes — {sentence}"', 'yes = "Yes — {sentence"', "yes must be text"),  # broken
+        ("guard.toml", '[{ LOWER = "not" },', '[{ LOWR = "not" },', "not_in_documents is not a list of spaCy token"),
+        ("guard.toml", '{ ORTH = "," }]', '{ ORTH = "," }', "not valid TOML|guard.toml"),
     ],
 )
 def test_a_broken_english_file_is_refused(copy, file, old, new, reason):
@@ -162,7 +164,8 @@ def test_an_installed_package_ships_the_data_files():
 
 def test_modules_take_their_words_from_the_vocabulary(vocab):
     from bot import conversation
-    from bot.answer import guard, linking, terms
+    from bot.answer import claims, linking, terms
+    from index.text import parse
 
     assert terms.STOPWORDS is vocab.stop_words and terms.WH_WORDS is vocab.wh_words
     assert terms.NUMBER_WORDS is vocab.number_words and terms.MONTHS is vocab.months
@@ -170,10 +173,11 @@ def test_modules_take_their_words_from_the_vocabulary(vocab):
     assert vocab.wh_words | vocab.question_auxiliaries == linking.QUESTION_START
     assert conversation.WH_WORDS is vocab.wh_words and not hasattr(conversation, "QUESTION_WORDS")
     assert vocab.closed_classes["medals"] <= conversation.CLOSED_CLASS
-    assert guard.OPENERS is vocab.guard_openers
+    assert claims.NEGATIONS is vocab.negations
     assert linking.expand_contractions("whats up, who'd go and its end") == "what is up, who did go and its end"
-    assert conversation.BARE_WHY.match("and how come?") and not conversation.BARE_WHY.match("how come he won?")
-    assert guard.NEGATION.search("He didn't.") and guard.NEGATION.search("Nobody came.")
+    assert conversation.is_bare_why(parse("and how come?")) and not conversation.is_bare_why(parse("how come he won?"))
+    assert [c.denial for c in claims.split_claims("He didn't go. Nobody came. They came.")] == ["n't", "Nobody", ""]
+    assert claims.says_not_in_documents("The articles do not mention it.") and not claims.says_not_in_documents("No.")
 
 
 def _toml(path: Path) -> dict:

@@ -97,11 +97,10 @@ def ask(
     from bot.event_bot import check_question
     from bot.settings import Settings
 
-    for q in questions:  # check all first: a bad question fails before any model loads or output
-        check_question(Settings(), q)
+    checked = [check_question(Settings(), q) for q in questions]  # a bad one fails before any model loads
     bot = open_bot()
-    for i, q in enumerate(questions):
-        answer = bot.ask(q)
+    for i, (q, question) in enumerate(zip(questions, checked, strict=True)):
+        answer = bot.ask(question)
         if as_json:
             typer.echo(answer.model_dump_json())
         else:

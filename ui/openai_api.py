@@ -6,6 +6,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends
@@ -17,7 +18,7 @@ from bot.errors import QuestionError
 from bot.event_bot import check_question
 from bot.serving import ServedBot
 from bot.settings import Settings
-from bot.types import Answer, Citation, Turn
+from bot.types import Answer, CheckedQuestion, Citation, Turn
 from ui.api import get_bot
 from ui.errors import ERROR_RESPONSES
 
@@ -109,15 +110,15 @@ class ModelList(BaseModel):
     data: list[Model]
 
 
-def split_chat(messages: list[ChatMessage], settings: Settings) -> tuple[str, list[Turn]]:
+def split_chat(messages: list[ChatMessage], settings: Settings) -> CheckedQuestion:
     """The last user message is the question; earlier user and assistant messages are its history."""
     if messages[-1].role != "user":
         raise QuestionError("the last message must come from the user: it is the question")
     # Every earlier message counts toward the history limits, also those (system, tool…) the bot then ignores
     earlier = [Turn(role="user", content=m.text()) for m in messages[:-1]]
-    check_question(settings, messages[-1].text(), earlier)
-    history = [Turn(role=m.role, content=m.text()) for m in messages[:-1] if m.role in ("user", "assistant")]
-    return messages[-1].text(), history
+    checked = check_question(settings, messages[-1].text(), earlier)
+    history = tuple(Turn(role=m.role, content=m.text()) for m in messages[:-1] if m.role in ("user", "assistant"))
+    return replace(checked, history=history)
 
 
 def word_pieces(text: str) -> list[str]:
@@ -180,8 +181,8 @@ def chat_completions(
     The answer carries `[n]` markers; the response adds a top-level `citations` list (in a streamed answer,
     on the last chunk). System messages are ignored: the bot answers only from its documents.
     """
-    question, history = split_chat(body.messages, bot.settings)
-    answer = bot.ask(question, history)  # computed whole before anything is sent, so errors stay 4xx JSON
+    # computed whole before anything is sent, so errors stay 4xx JSON
+    answer = bot.ask(split_chat(body.messages, bot.settings))
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
         return StreamingResponse(

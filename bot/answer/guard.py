@@ -6,9 +6,11 @@ Used after every generative backend. The answer passes when:
   and not a "not in the documents" where the extractive answerer found the answer;
 - it cites at least one passage, and every cited `[n]` is one of the numbered passages;
 - every number, date, proper name and quoted phrase of each sentence occurs in the passages that sentence cites
-  (a sentence without a marker is held to all passages the answer cites);
+  (a sentence without a marker is held to all passages the answer cites). The sentences, names (proper nouns) and
+  quotation marks are spaCy's, and so is the reading of a number's words;
 - a sentence that denies something ("not", "never", "n't", a leading "No,") cites a passage that denies something
-  too, and the answer speaks of the event, not of "the document" (beyond a leading "According to the article,");
+  too, and the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"): phrases found by spaCy's Matcher, with the token patterns of
+  bot/lang/en/guard.toml;
 - most of each sentence's other words (MIN_GROUNDED_TERMS, compared as lemmas) are in the passages it cites:
   "the final was delayed by a storm" does not pass on a passage that never says so;
 - when the extractive answerer found a precise phrase ("Third place", "27-year-old", "Ana Figueroa"), the answer
@@ -21,47 +23,27 @@ each is backed by a verbatim quote, the sentence(s) of the cited passage that ho
 """
 
 import logging
-import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bot.answer.cite import markers_in, without_markers
+from bot.answer.claims import (
+    clean,
+    evidence_of,
+    number_value,
+    numbers_in,
+    occurs,
+    says_not_in_documents,
+    split_claims,
+)
 from bot.answer.generative import Generation
-from bot.answer.terms import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, STOPWORDS, WEEKDAYS, term, terms_of, words
-from bot.lang import alternatives, vocabulary
+from bot.answer.terms import STOPWORDS, term, terms_of, words
 from bot.types import Draft, Passage, Sentence, Span
 
 log = logging.getLogger(__name__)
 
-VOCABULARY = vocabulary()  # the guard's words: bot/lang/en/guard.toml
-LABEL = f"(?:{alternatives(VOCABULARY.citation_labels)})"
-DOCUMENTS = "(?:" + "|".join(f"{noun}s?" for noun in VOCABULARY.document_nouns) + ")"  # "documents?|passages?|…"
-# "[1]", "[1, 3]", "[Document 2]", "[doc 2; 3]"
-MARKER = re.compile(rf"\[\s*(?:{LABEL}\s*)?\d+(?:\s*[,;]\s*(?:{LABEL}\s*)?\d+)*\s*\]", re.IGNORECASE)
-NOT_IN_DOCUMENTS = re.compile(
-    rf"\bnot (?:in|found in|contained in|mentioned in) (?:the |these |any )?{DOCUMENTS}\b"
-    rf"|\b{DOCUMENTS}\s+(?:do(?:es)?\s+not|don['’]t|doesn['’]t)\s+"
-    r"(?:say|mention|contain|state|include|provide|specify|tell)"
-    r"|\bno (?:information|mention) (?:about|of|on)\b|\b(?:is|are|was|were) not (?:mentioned|stated|specified)\b"
-    r"|\bcannot (?:be )?(?:answer|determine|find)",
-    re.IGNORECASE,
-)
 MIN_GROUNDED_TERMS = 0.6  # share of a sentence's content words (3 or more) that its cited passages must hold
-NEGATION = re.compile(rf"\b(?:{alternatives(VOCABULARY.negations)})\b|n['’]t\b", re.IGNORECASE)
-META = re.compile(rf"\b(?:the|this|that|these|a|an|each|given|one)\s+{DOCUMENTS}\b", re.I)
-ACCORDING_TO = re.compile(
-    rf"^(?:according to|as stated in|in) (?:the|this) {DOCUMENTS}"
-    r"(?:\s*\[\d+\])?\s*,\s*",
-    re.IGNORECASE,
-)
-ORDINAL_VALUES = ORDINAL_NUMBERS
-NUMBER_WORD_VALUES = {w: v for w, v in NUMBER_WORDS.items() if w != "one"}  # "one of the…" is rarely a count
-# Capitalized words that open a sentence without being names
-OPENERS = VOCABULARY.guard_openers
-DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
-WORD = re.compile(r"[^\W\d_][\w'’-]*")
-DOUBLE_QUOTED = re.compile(r"[\"“”„]([^\"“”„]{2,}?)[\"“”]")
-SINGLE_QUOTED = re.compile(r"(?<!\w)[‘']([^‘’'\"“”]{2,}?)[’'](?!\w)")
+SENTENCE_END = (".", "!", "?")
 
 
 @dataclass
@@ -70,15 +52,6 @@ class Verdict:
     backend: str  # who wrote draft.text
     guard: str  # "passed" or "fallback"
     reason: str = ""  # why it fell back
-
-
-@dataclass
-class Claim:
-    """One sentence of the answer: its text without markers, the passage numbers it cites, and its facts."""
-
-    text: str
-    cites: list[int]
-    facts: list[tuple[str, str]]  # (kind, surface text)
 
 
 class Guard:
@@ -112,7 +85,7 @@ def review(
     text = clean(generation.text or "")
     if not text:
         return fallback("the LLM wrote nothing")
-    if NOT_IN_DOCUMENTS.search(text):
+    if says_not_in_documents(text):
         if extractive.abstained:  # both say the documents do not answer: the usual wording, with its reason
             return Verdict(extractive, generation.backend, "passed")
         return fallback("the LLM found no answer where the extractive answerer found one")
@@ -128,17 +101,6 @@ def _because(extractive: Draft) -> str:
     return f" ({extractive.reason})" if extractive.reason else ""
 
 
-def clean(text: str) -> str:
-    """The answer without a leading "Answer:", surrounding space, or a sentence cut off by the token limit."""
-    text = re.sub(r"^\s*(?:answer|response)\s*:\s*", "", text.strip(), flags=re.IGNORECASE)
-    text = re.sub(r"[ \t]+", " ", text).strip()
-    if text and not re.search(r"[.!?…\"”’')\]]$", text):
-        ends = [m.end() for m in re.finditer(r"[.!?…](?:\s*\[[^\]]*\])*(?=\s)", text)]
-        if ends:
-            text = text[: ends[-1]]
-    return text
-
-
 def unsupported(text: str, passages: list[str]) -> str | None:
     """Why the answer is not backed by the passages it cites, or None when it is."""
     claims = split_claims(text)
@@ -151,17 +113,17 @@ def unsupported(text: str, passages: list[str]) -> str | None:
     for claim in claims:
         sources = claim.cites or cited
         where = ", ".join(f"[{n}]" for n in sources)
-        if META.search(ACCORDING_TO.sub("", claim.text)):
+        if claim.about_the_documents:
             return f"the answer speaks of the documents instead of the event: {claim.text!r}"
-        denial = NEGATION.search(claim.text)
-        if denial and not any(NEGATION.search(passages[n - 1]) for n in sources):
-            return f"the answer denies something ({denial.group()!r}) that the cited passages {where} do not"
-        evidence = normalize(" ".join(passages[n - 1] for n in sources))
+        evidence_text = " ".join(passages[n - 1] for n in sources)
+        evidence = evidence_of(evidence_text)
+        if claim.denial and not evidence.denies:
+            return f"the answer denies something ({claim.denial!r}) that the cited passages {where} do not"
         for kind, fact in claim.facts:
             if not occurs(kind, fact, evidence):
                 return f"the {kind} {fact!r} is not in the cited passage{'s' if len(sources) > 1 else ''} {where}"
-        said = content_terms(ACCORDING_TO.sub("", claim.text))
-        held = content_terms(evidence)
+        said = content_terms(claim.text[len(claim.opening) :])
+        held = content_terms(evidence_text)
         if len(said) >= 3 and sum(t in held for t in said) < MIN_GROUNDED_TERMS * len(said):
             missing = [t for t in said if t not in held]
             return f"the cited passages {where} do not hold most of {claim.text!r} (not: {', '.join(missing)})"
@@ -180,10 +142,10 @@ def disagrees(text: str, extractive: Draft, question: str) -> str | None:
         return None
     asked = terms_of(question)
     new = [w for w, _ in words(phrase) if w.lower() not in STOPWORDS and term(w) not in asked]
-    said = terms_of(MARKER.sub(" ", text))
-    said_numbers = numbers_in(normalize(text))
-    numbers = [w for w in new if _value(w) in numbers_in(normalize(w))]
-    if not new or (any(term(w) in said for w in new) and all(_value(n) in said_numbers for n in numbers)):
+    said = terms_of(without_markers(text))
+    said_numbers = numbers_in(text)
+    numbers = [w for w in new if numbers_in(w)]
+    if not new or (any(term(w) in said for w in new) and all(number_value(n) in said_numbers for n in numbers)):
         return None
     return f"the answer does not say {phrase!r}, which the extractive answerer found"
 
@@ -192,96 +154,6 @@ def extracted_phrase(extractive: Draft) -> str:
     """The span the extractive answer rests on ("third place"), which the reply step keeps in the draft; "" when it
     abstained (a decline or an unsure reply rests on no span)."""
     return "" if extractive.abstained else extractive.phrase
-
-
-def split_claims(text: str) -> list[Claim]:
-    """The answer's sentences, each with the markers that follow it ("came third. [1]" cites [1] too)."""
-    parts = re.split(r"(?<=[.!?…])\s+(?=[^\s\[])|(?<=\])\s+(?=[A-Z“\"‘])", text)
-    claims = []
-    for part in parts:
-        cites = [int(n) for m in MARKER.finditer(part) for n in re.findall(r"\d+", m.group())]
-        bare = re.sub(r"\s+", " ", MARKER.sub(" ", part)).strip()
-        if bare or cites:
-            claims.append(Claim(bare, list(dict.fromkeys(cites)), facts(bare)))
-    return claims
-
-
-def facts(sentence: str) -> list[tuple[str, str]]:
-    """The checkable facts of one sentence (markers removed): numbers, dates, names and quoted phrases."""
-    found = [("quoted phrase", q.strip()) for q in quoted(sentence)]
-    found += [("number", n) for n in DIGITS.findall(sentence)]
-    words = [(m.group(), m.start()) for m in WORD.finditer(sentence)]
-    for w, _ in words:
-        lw = w.lower()
-        if lw in NUMBER_WORD_VALUES or lw in ORDINAL_VALUES:
-            found.append(("number", lw))
-        elif lw in WEEKDAYS or lw in MONTHS:
-            found.append(("date", w))
-    found += [("name", n) for n in names(sentence, words)]
-    return found
-
-
-def quoted(sentence: str) -> list[str]:
-    return [m.group(1) for m in DOUBLE_QUOTED.finditer(sentence)] + [
-        m.group(1) for m in SINGLE_QUOTED.finditer(sentence) if " " in m.group(1).strip() or m.group(1).isalpha()
-    ]
-
-
-def names(sentence: str, words: list[tuple[str, int]]) -> list[str]:
-    """Runs of capitalized words ("Ana Figueroa", "Team GB"), without a leading "The", "She", "Yes", …"""
-    groups: list[list[tuple[str, int]]] = []
-    for w, pos in words:
-        base = re.sub(r"['’]s$", "", w)
-        lw = base.lower().replace("’", "'")
-        if not base[:1].isupper() or base == "I" or lw in STOPWORDS or lw in OPENERS or lw in WEEKDAYS or lw in MONTHS:
-            groups.append([])  # not a name (a weekday or month is checked as a date)
-            continue
-        prev = groups[-1] if groups else []
-        gap = sentence[prev[-1][1] + len(prev[-1][0]) : pos] if prev else ""
-        if prev and gap == " " and not prev[-1][0].endswith(("'s", "’s")):
-            prev.append((base, pos))
-        else:
-            groups.append([(base, pos)])
-        if base != w:
-            groups.append([])  # a possessive ends the name: "Spain's Ana Figueroa" is two names
-    return [" ".join(w for w, _ in g) for g in groups if g]
-
-
-def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).lower()
-    text = text.translate(str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "„": '"', "‐": "-", "–": "-"}))
-    return re.sub(r"\s+", " ", text)
-
-
-def occurs(kind: str, fact: str, evidence: str) -> bool:
-    """Whether a fact of the answer occurs in the (normalized) evidence."""
-    if kind == "number":
-        return _value(fact) in numbers_in(evidence)
-    phrase = normalize(fact)
-    if kind == "quoted phrase":
-        return re.sub(r"[^\w\s]", "", phrase).strip() in re.sub(r"[^\w\s]", "", evidence)
-    return re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", evidence) is not None
-
-
-def numbers_in(text: str) -> set[str]:
-    values = {_value(n) for n in DIGITS.findall(text)}
-    for w in WORD.findall(text):
-        if w in NUMBER_WORDS or w in ORDINAL_VALUES:
-            values.add(_value(w))
-    return values
-
-
-def _value(number: str) -> str:
-    """A comparable form: "1,000" → "1000", "two" → "2", "fifth" → "5", "1.50" → "1.5"."""
-    number = number.lower()
-    if number in NUMBER_WORDS:
-        return str(NUMBER_WORDS[number])
-    if number in ORDINAL_VALUES:
-        return str(ORDINAL_VALUES[number])
-    number = re.sub(r"(?<=\d),(?=\d{3}\b)", "", number)
-    if re.fullmatch(r"\d+\.\d+", number):
-        number = number.rstrip("0").rstrip(".")
-    return number
 
 
 # -- the answer object of a passing answer --------------------------------------------------------------------
@@ -298,12 +170,26 @@ def cited_draft(text: str, passages: list[Passage], sentences_in: Callable[[Pass
         words_here = " ".join(c.text for c in claims if old in c.cites or not c.cites)
         quotes.append(quote(passages[old - 1], facts_here, words_here, sentences_in))
 
-    def rewrite(m: re.Match) -> str:
-        return "".join(f"[{renumber[int(n)]}]" for n in dict.fromkeys(re.findall(r"\d+", m.group())))
+    return Draft(renumbered(text, renumber), False, quotes)
 
-    text = MARKER.sub(rewrite, text)
-    text = re.sub(r"([.!?])\s*((?:\[\d+\])+)", r" \2\1", text)  # "came third. [1]" → "came third [1]."
-    return Draft(text, False, quotes)
+
+def renumbered(text: str, renumber: dict[int, int]) -> str:
+    """The markers written "[1][2]" in their new numbers, before the stop that ends their sentence ("came third.
+    [1]" → "came third [1].")."""
+    pieces: list[str] = []
+    last = 0
+    for m in markers_in(text):
+        marker = "".join(f"[{renumber[n]}]" for n in dict.fromkeys(m.numbers))
+        before = text[last : m.start]
+        if before.rstrip().endswith(SENTENCE_END):
+            stop = before.rstrip()[-1]
+            pieces += [before.rstrip()[:-1], " ", marker, stop]
+        elif not before and pieces and pieces[-1] in SENTENCE_END:  # the next marker of a moved run: "[1][2]."
+            pieces.insert(len(pieces) - 1, marker)
+        else:
+            pieces += [before, marker]
+        last = m.end
+    return "".join(pieces) + text[last:]
 
 
 def quote(
@@ -317,14 +203,14 @@ def quote(
     sentences = sentences_in(passage)
     if not sentences:
         return whole
-    answer_words = {w.lower() for w in WORD.findall(words) if len(w) > 3}
+    answer_words = _long_words(words)
 
     def held(s: Sentence) -> list[int]:
-        ev = normalize(s.text)
+        ev = evidence_of(s.text)
         return [i for i, (k, f) in enumerate(claimed) if occurs(k, f, ev)]
 
     def score(s: Sentence) -> tuple[int, int]:
-        return len(held(s)), len(answer_words & {w.lower() for w in WORD.findall(s.text)})
+        return len(held(s)), len(answer_words & _long_words(s.text))
 
     best = max(range(len(sentences)), key=lambda i: score(sentences[i]))
     lo = hi = best
@@ -341,3 +227,7 @@ def quote(
     start, end = first.span.start, last.span.end
     text = passage.text[start - passage.start : end - passage.start]
     return Sentence(first.path, first.source, Span(text, start, end), first.index, passage.chunk_id)
+
+
+def _long_words(text: str) -> set[str]:
+    return {w.lower() for w, _ in words(text) if len(w) > 3 and w[0].isalpha()}

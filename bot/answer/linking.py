@@ -6,17 +6,19 @@ and written back as the documents write them; contractions are expanded. The ans
 question in the documents' spelling and casing, whatever the user typed."""
 
 import logging
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
+from spacy.matcher import PhraseMatcher
+from spacy.util import filter_spans
 
-from bot.lang import alternatives, vocabulary
+from bot.answer.terms import without_possessive
+from bot.lang import vocabulary
 from bot.types import Span
-from index.text import ParsedSentence, parse
+from index.text import ParsedSentence, nlp, parse
 
 log = logging.getLogger(__name__)
 
@@ -35,47 +37,25 @@ WORD_PAIR_MIN_SCORE = 75  # each typed word of a name against the name's word: "
 MIN_PARTICLE_USES = 2
 MIN_FUZZY_CHARS = 4  # shorter words must match exactly (after case and accents)
 MAX_NAME_WORDS = 4
-# Contractions a chat question uses; the pipeline tokenizes them but the answerer reads whole words
-# (bot/lang/en/contractions.toml).
-CONTRACTIONS = [
-    (
-        re.compile(rf"\b({alternatives(VOCABULARY.contracted_is)})(?:'s|’s|s)\b(?=\s|$|\?)", re.I),
-        r"\1 is",
-    ),
-    (re.compile(rf"\b({alternatives(VOCABULARY.contracted_did)})(?:'d|’d)\b", re.I), r"\1 did"),
-    (re.compile(r"\b(how\s+[a-z]+)(?:'s|’s)\b", re.I), r"\1 is"),  # "how tall's he"
-    (re.compile(rf"\b({alternatives(VOCABULARY.contracted_are)})(?:'re|’re)\b", re.I), r"\1 are"),
-]
-# The forms the first pattern takes without an apostrophe ("whats") that are contractions: not "its".
+# Contractions a chat question uses; the pipeline tokenizes them ("who" + "'s") but the answerer reads whole words
+# (bot/lang/en/contractions.toml): the words each contracted verb follows.
+CONTRACTED = {
+    "is": frozenset(VOCABULARY.contracted_is),
+    "did": frozenset(VOCABULARY.contracted_did),
+    "are": frozenset(VOCABULARY.contracted_are),
+}
+VERB_OF = {"'s": "is", "s": "is", "'d": "did", "'re": "are"}  # the contracted forms spaCy splits off
+# The forms of "is" written without an apostrophe that are contractions ("whats"): not "its".
 WITHOUT_APOSTROPHE = VOCABULARY.contracted_without_apostrophe
 # A typed question opening with one of these gets its question mark.
 QUESTION_START = VOCABULARY.wh_words | VOCABULARY.question_auxiliaries
-
-
-def _trie_pattern(names: Iterable[str]) -> str:
-    """One regular expression matching any of `names`, longest first, factored by common prefixes ("Kaori(?:
-    Sakamoto)?"): a flat alternation of thousands of names is tried name by name at every position of a text."""
-    trie: dict = {}
-    for name in names:
-        node = trie
-        for char in name:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a name ends here
-
-    def pattern(node: dict) -> str:
-        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if "" in node else body  # greedy: the longer name is tried first
-
-    return pattern(trie)
+ROLE_OF = frozenset({"of", "for", "to"})  # "the coach of Figueroa" is not the one coach the documents name
 
 
 def fold(text: str) -> str:
     """Lowercase, accents and possessive dropped, curly apostrophes straightened: the form names are compared in."""
     text = unicodedata.normalize("NFKD", text.replace("’", "'")).encode("ascii", "ignore").decode()
-    return re.sub(r"'s?$", "", text.lower().strip())
+    return without_possessive(text.lower().strip()).removesuffix("'")
 
 
 class Lexicon:
@@ -88,7 +68,7 @@ class Lexicon:
         for text, parsed in sentences_list:
             for e in parsed.entities:
                 if e.label in NAME_LABELS:
-                    surface = re.sub(r"['’]s$", "", text[e.start : e.end]).strip()
+                    surface = without_possessive(text[e.start : e.end]).strip()
                     names.setdefault(fold(surface), Counter())[surface] += 1
                     for part in surface.split() if e.label == "PERSON" else []:  # "Kaori", "Sakamoto" too
                         if part[:1].isupper() and fold(part) not in STOP_WORDS:
@@ -100,11 +80,8 @@ class Lexicon:
         self.names = {k: c.most_common(1)[0][0] for k, c in names.items() if k}
         self.people = _people(sentences_list)
         # the lower-case words inside people's names ("dos", "de la", "van der") may join two parts of one name
-        particles = _particles([text for text, _ in sentences_list])
-        alternation = "|".join(re.escape(w) for w in sorted(particles))
-        self._particle_gap = re.compile(rf"\s+(?:(?:{alternation})\s+){{1,2}}") if particles else None
-        alternatives = _trie_pattern(self.people)
-        self._people_pattern = re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])") if self.people else None
+        self.particles = _particles(sentences_list)
+        self._people_matcher: PhraseMatcher | None = None  # made when first used; not kept with the knowledge
         self.lemmas = {fold(t.lemma) for _, parsed in sentences_list for t in parsed.tokens}
         # a word the documents ever write in lower case stays lower case ("marathon" though "Porto Marathon")
         self.words = {k: next((w for w in c if w.islower()), c.most_common(1)[0][0]) for k, c in words.items() if k}
@@ -112,18 +89,33 @@ class Lexicon:
         self._long_names = [k for k in self.names if len(k) >= MIN_FUZZY_CHARS]
         self._long_words = [k for k in self.words if len(k) >= MIN_FUZZY_CHARS]
 
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_people_matcher": None}
+
     def people_in(self, text: str) -> list[Span]:
         """The people the documents name, where `text` names them (full names first: "Iñaki de la Fuente", then
-        "De la Fuente", "Sakamoto"). Text in the documents' spelling: a linked question, a sentence, an answer."""
-        if self._people_pattern is None:
+        "De la Fuente", "Sakamoto"). Text in the documents' spelling: a linked question, a sentence, an answer.
+        Names are matched as whole tokens (spaCy's PhraseMatcher), not inside a hyphenated word."""
+        if not self.people:
             return []
+        if self._people_matcher is None:
+            self._people_matcher = PhraseMatcher(nlp().vocab)
+            self._people_matcher.add("PERSON", list(nlp().tokenizer.pipe(sorted(self.people))))
+        doc = nlp().make_doc(text)
+        whole = [doc[start:end] for _, start, end in self._people_matcher(doc) if _whole_words(text, doc[start:end])]
         found: list[Span] = []
-        for m in self._people_pattern.finditer(text):
-            if found and self._particle_gap and self._particle_gap.fullmatch(text[found[-1].end : m.start()]):
-                found[-1] = Span(text[found[-1].start : m.end()], found[-1].start, m.end())  # "João Pedro dos Santos"
+        for name in filter_spans(whole):
+            if found and self._joined_by_particles(text, found[-1].end, name.start_char):  # "João Pedro dos Santos"
+                found[-1] = Span(text[found[-1].start : name.end_char], found[-1].start, name.end_char)
             else:
-                found.append(Span(m.group(), m.start(), m.end()))
+                found.append(Span(name.text, name.start_char, name.end_char))
         return found
+
+    def _joined_by_particles(self, text: str, end: int, start: int) -> bool:
+        """Whether only one or two particles ("dos", "de la"), between spaces, part two names in `text`."""
+        gap = text[end:start]
+        words = gap.split()
+        return gap[:1].isspace() and gap[-1:].isspace() and 0 < len(words) <= 2 and set(words) <= self.particles
 
     def link(self, question: str) -> str:
         """The question with its names and words spelled as the documents spell them, and "the director" named
@@ -158,9 +150,27 @@ class Lexicon:
         name); not "the coach of Figueroa", whose coach that is being the question."""
         if not self.roles:
             return text
-        roles = "|".join(re.escape(r) for r in sorted(self.roles, key=len, reverse=True))
-        pattern = re.compile(rf"\bthe\s+(?:[a-z]+\s+)?(?:{roles})\b(?!['’-])(?!\s+(?:of|for|to)\b)", re.IGNORECASE)
-        return pattern.sub(lambda m: self.roles[m.group().split()[-1].lower()], text)
+        doc = nlp().make_doc(text)
+        named = []  # (start, end, person)
+        for t in doc:
+            if t.lower_ != "the" or not t.whitespace_:
+                continue
+            for role in (doc[t.i + 1 : t.i + 3], doc[t.i + 1 : t.i + 2]):  # "the race director", "the director"
+                last = role[-1] if len(role) else None
+                if last is None or last.lower_ not in self.roles or not all(w.is_alpha for w in role):
+                    continue
+                after = doc[last.i + 1] if last.i + 1 < len(doc) else None
+                if after is not None and (
+                    (not last.whitespace_ and after.text[:1] in "'’-") or (last.whitespace_ and after.lower_ in ROLE_OF)
+                ):
+                    continue  # "the director's", "the director of the race"
+                if len(role) == 2 and not role[0].whitespace_:
+                    continue
+                named.append((t.idx, last.idx + len(last), self.roles[last.lower_]))
+                break
+        for start, end, person in reversed(named):
+            text = text[:start] + person + text[end:]
+        return text
 
     def _name_at(self, tokens, i: int) -> tuple[str, int] | None:
         """The longest run of words from `i` that names something in the documents: (its surface, words used)."""
@@ -219,7 +229,7 @@ def _people(sentences: list[tuple[str, ParsedSentence]]) -> set[str]:
     }
     for text, parsed in sentences:
         for start, end, label in _name_mentions(parsed):
-            surface = re.sub(r"['’]s$", "", text[start:end]).strip()
+            surface = without_possessive(text[start:end]).strip()
             if any(ch.isdigit() for ch in surface) or not surface[:1].isupper() or label in NUMERIC_LABELS:
                 continue  # "Van der Berg 15,000 euros": the model ran a name and a sum together
             if surface.split()[-1].lower() in common:
@@ -315,15 +325,25 @@ def _acts_like_a_person(text: str, parsed: ParsedSentence, start: int, end: int)
     )
 
 
-def _particles(texts: list[str]) -> set[str]:
+def _whole_words(text: str, span) -> bool:
+    """A name is not part of a longer word or a hyphenated one ("Liu-Glenn")."""
+    before, after = text[span.start_char - 1 : span.start_char], text[span.end_char : span.end_char + 1]
+    return not any(c.isalnum() or c in "_-" for c in before + after)
+
+
+def _particles(sentences: list[tuple[str, ParsedSentence]]) -> set[str]:
     """Short lower-case words the documents only ever write before a capitalized word, more than once: "dos",
     "de la", "van der" inside names ("João Pedro dos Santos", "Palacio de la Ría")."""
     inside: Counter[str] = Counter()
     anywhere: Counter[str] = Counter()
-    for text in set(texts):
-        anywhere.update(re.findall(r"\b[a-zà-ÿ]{1,3}\b", text))
-        for m in re.finditer(r"\b((?:[a-zà-ÿ]{1,3} ){1,2})(?=[A-ZÀ-Þ])", text):
-            inside.update(m.group(1).split())
+    for text in {text: None for text, _ in sentences}:
+        words = [t for t in nlp().make_doc(text) if not t.is_space]
+        short = [t.is_alpha and t.is_lower and len(t) <= 3 for t in words]
+        anywhere.update(t.text for t, is_short in zip(words, short, strict=True) if is_short)
+        for i, t in enumerate(words):  # one or two short words, then a capitalized one
+            if t.text[:1].isupper() and i and short[i - 1] and words[i - 1].whitespace_:
+                run = [words[i - 1]] + ([words[i - 2]] if i > 1 and short[i - 2] and words[i - 2].whitespace_ else [])
+                inside.update(w.text for w in run)
     return {w for w, n in inside.items() if n == anywhere[w] and n >= MIN_PARTICLE_USES and w not in STOP_WORDS}
 
 
@@ -334,12 +354,19 @@ def _word_for_word(typed: list[str], known: list[str]) -> bool:
 
 
 def expand_contractions(text: str) -> str:
-    """ "who's" → "who is", "how'd" → "how did", "whats" → "what is"."""
-    for pattern, replacement in CONTRACTIONS:
-        text = pattern.sub(lambda m, r=replacement: m.expand(r) if _contracted(m) else m.group(), text)
-    return text
-
-
-def _contracted(m: re.Match) -> bool:
-    word = m.group().lower().replace("’", "'")
-    return "'" in word or word in WITHOUT_APOSTROPHE
+    """ "who's" → "who is", "how'd" → "how did", "whats" → "what is", "how tall's he" → "how tall is he"."""
+    doc = nlp().make_doc(text)
+    pieces = []
+    for t in doc:
+        verb = VERB_OF.get(t.lower_.replace("’", "'"))
+        before = doc[t.i - 1].lower_ if t.i and not doc[t.i - 1].whitespace_ else None
+        ends = bool(t.whitespace_) or t.i + 1 == len(doc) or doc[t.i + 1].text.startswith("?")
+        if verb is None or before is None:
+            pieces.append(t.text_with_ws)
+        elif (t.lower_ == "s" and before + "s" not in WITHOUT_APOSTROPHE) or (verb == "is" and not ends):
+            pieces.append(t.text_with_ws)  # "its" is a word of its own
+        elif before in CONTRACTED[verb] or (verb == "is" and t.i > 1 and doc[t.i - 2].lower_ == "how"):
+            pieces.append(f" {verb}{t.whitespace_}")  # "how tall's he" too
+        else:
+            pieces.append(t.text_with_ws)
+    return "".join(pieces)

@@ -14,7 +14,7 @@ from bot.answer.terms import terms_of
 from bot.answer.understand import Question
 from bot.reader.model import SpanReader
 from bot.types import Passage, Sentence
-from bot.vectors import CachedEmbeddings
+from index.embeddings import CachedEmbeddings
 
 
 @dataclass

