@@ -1,6 +1,10 @@
-"""The answering chain as one LCEL expression: link | condense_question | understand | retrieve | expand | answer | cite, where
-with an LLM configured the answer step is itself `extractive | generate | guard`. Each step reads what the steps
-before it added to the state and adds its own; none calls back into an earlier one."""
+"""The answering chain as one LCEL expression:
+
+    link | condense | understand | retrieve | expand | read | decide | reply | cite
+
+and with an LLM configured `… | reply | generate | guard | cite`. Each step reads what the steps before it added to
+the state and adds its own typed value (a Question, passages, a Corpus, a Reading, a Decision, a Draft); none calls
+back into an earlier one. read, decide and reply are timed together as "answer"."""
 
 import time
 from collections.abc import Callable
@@ -9,9 +13,16 @@ from typing import Any
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from bot.answer.cite import cite
-from bot.answer.understand import understand
+from bot.answer.corpus import Corpus
+from bot.answer.decide import Decision, Evidence
+from bot.answer.read import Reading
+from bot.answer.reply import reply_to
+from bot.answer.understand import Question, understand
 from bot.conversation import previous_turn
-from bot.types import Answerer, ChainState
+from bot.types import ChainState, Passage
+
+Read = Callable[[Question, list[Passage], Corpus, str], Reading | None]  # bot.answer.read.SentenceReader
+Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.Answerability.decide
 
 
 def timed(name: str, step: Callable[[ChainState], Any]) -> RunnableLambda:
@@ -29,33 +40,58 @@ def timed(name: str, step: Callable[[ChainState], Any]) -> RunnableLambda:
 def build_chain(
     link: Callable[[str], str],
     condense_question: Callable[[ChainState], str],
-    retrieve: Callable[[str], list],
-    expand: Callable[[list], Any],
-    answer: Answerer,
+    retrieve: Callable[[str], list[Passage]],
+    expand: Callable[[list[Passage]], Corpus],
+    read: Read,
+    decide: Decide,
     generate: Callable[[str, list], Any] | None = None,
     guard: Callable[[ChainState], dict] | None = None,
 ) -> Runnable:
-    """Input: a ChainState with "question", "history" and "timings_ms" ({}); each step adds its key. Output: an
-    Answer.
+    """Input: a ChainState with "question", "history" and "timings_ms" ({}); output: an Answer."""
+    return draft_chain(link, condense_question, retrieve, expand, read, decide, generate, guard) | RunnableLambda(
+        cite, name="cite"
+    )
 
-    `understand` reads what the standalone question asks once (bot.answer.understand.Question); `expand(passages)`
-    reads the stored chunks around the passages (their sentences: a Corpus); `answer(question, passages, corpus,
-    previous)` reads the question there, with the conversation's last turn.
+
+def draft_chain(
+    link: Callable[[str], str],
+    condense_question: Callable[[ChainState], str],
+    retrieve: Callable[[str], list[Passage]],
+    expand: Callable[[list[Passage]], Corpus],
+    read: Read,
+    decide: Decide,
+    generate: Callable[[str, list], Any] | None = None,
+    guard: Callable[[ChainState], dict] | None = None,
+) -> Runnable:
+    """The chain up to the draft: its output is the state, with "draft" (and the reading and decision behind it).
 
     `link` writes the question (and the user's earlier turns) in the documents' spelling; `condense_question`
-    reads those (state["linked"]) to make a follow-up stand alone.
+    reads those (state["linked"]) to make a follow-up stand alone. `understand` reads what the standalone question
+    asks, once (a Question). `expand(passages)` reads the stored chunks around the passages (their sentences: a
+    Corpus). `read(question, passages, corpus, previous)` finds the best span, with the conversation's last turn;
+    `decide(evidence, yes, question)` whether to answer it; `reply_to` words the reply (bot.answer.reply).
 
     With `generate` (an LLM) and `guard`, the extractive draft is still made first: it is the abstention signal
     and the fallback; the LLM then writes from the same passages and the guard decides which draft is cited."""
-    answer_step = RunnablePassthrough.assign(
-        draft=timed(
-            "answer",
-            lambda s: answer(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"])),
+
+    def read_step(s: ChainState) -> Reading | None:
+        return read(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"]))
+
+    def decide_step(s: ChainState) -> Decision | None:
+        reading = s["reading"]
+        return None if reading is None else decide(reading.evidence, reading.yes, s["asked"])
+
+    answer = (
+        RunnablePassthrough.assign(reading=RunnableLambda(read_step, name="read"))
+        | RunnablePassthrough.assign(decision=RunnableLambda(decide_step, name="decide"))
+        | RunnablePassthrough.assign(
+            draft=RunnableLambda(lambda s: reply_to(s["asked"], s["reading"], s["decision"], s["corpus"]), name="reply")
         )
     )
+    steps = timed("answer", answer.invoke)
     if generate is not None and guard is not None:
-        answer_step = (
-            answer_step
+        steps = (
+            steps
             | RunnablePassthrough.assign(
                 generation=timed("generate", lambda s: generate(s["standalone_question"], s["passages"]))
             )
@@ -74,6 +110,5 @@ def build_chain(
         | RunnablePassthrough.assign(asked=timed("understand", lambda s: understand(s["standalone_question"])))
         | RunnablePassthrough.assign(passages=timed("retrieve", lambda s: retrieve(s["standalone_question"])))
         | RunnablePassthrough.assign(corpus=timed("expand", lambda s: expand(s["passages"])))
-        | answer_step
-        | RunnableLambda(cite, name="cite")
+        | steps
     )

@@ -9,11 +9,10 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from bot.answer.answerer import ReaderAnswerer
 from bot.answer.corpus import Corpus, Knowledge
 from bot.answer.decide import CALIBRATION_FILE, Answerability
 from bot.answer.read import SentenceReader
-from bot.chain import build_chain
+from bot.chain import build_chain, draft_chain
 from bot.conversation import condense_question
 from bot.errors import QuestionError, StoreUnavailableError
 from bot.knowledge import knowledge_path, learn, load_or_learn
@@ -170,17 +169,21 @@ class EventBot:
         reader = shared_reader(settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)
         self.vectors = vectors = CachedEmbeddings(embedder, settings.vector_cache_entries)
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
-        self.answer = ReaderAnswerer(  # the chain's answer step: the trained span reader, its learnt decision
-            SentenceReader(vectors, reader, settings.reader_windows),
-            shared_answerability(settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold),
+        # the answer step: the trained span reader, then its learnt decision to answer
+        self.read = SentenceReader(vectors, reader, settings.reader_windows)
+        answerability = shared_answerability(
+            settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold
         )
+        self.decide = answerability.decide
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
 
             guard = Guard()
         link = self.knowledge.lexicon.link
-        self.chain = build_chain(link, self._condense, self.retriever, self.expand, self.answer, generate, guard)
+        steps = (link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard)
+        self.drafts = draft_chain(*steps)  # the chain before its cite step (calibration reads the drafts)
+        self.chain = build_chain(*steps)
         self._examples: list[str] | None = None
         log.info("bot ready in %.1fs", time.perf_counter() - started)
 

@@ -2,7 +2,7 @@
 interface, the chain's state, and the answer object that `eventbot ask --json` prints and `POST /api/ask` returns (README: "The answer object")."""
 
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, Protocol, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, Field
 
@@ -116,14 +116,6 @@ class Answer(BaseModel):
     timings_ms: dict[str, float] = {}
 
 
-class Answerer(Protocol):
-    """The chain's answer step: the question understood (bot.answer.understand.Question), the retrieved passages,
-    what is read around them (the expand step's corpus: bot.answer.corpus.Corpus) and the conversation's last turn
-    (question and answer, "" at the start) → a draft (bot.answer.answerer.ReaderAnswerer is the default)."""
-
-    def __call__(self, question: Any, passages: list[Passage], corpus: Any, previous: str = "") -> Draft: ...
-
-
 class ChainState(TypedDict):
     """What the chain's steps pass along (bot.chain): the input keys, then one key added by each step."""
 
@@ -135,7 +127,9 @@ class ChainState(TypedDict):
     asked: NotRequired[Any]  # understand: what it asks (bot.answer.understand.Question)
     passages: NotRequired[list[Passage]]  # retrieve
     corpus: NotRequired[Any]  # expand: the sentences of the chunks around the passages (bot.answer.corpus.Corpus)
-    draft: NotRequired[Draft]  # answer (and guard, which may replace it)
+    reading: NotRequired[Any]  # read: the best span and its evidence (bot.answer.read.Reading), or None
+    decision: NotRequired[Any]  # decide: whether to answer it (bot.answer.decide.Decision), or None
+    draft: NotRequired[Draft]  # reply (and guard, which may replace it)
     generation: NotRequired[Any]  # generate: the LLM's candidate (bot.answer.generative.Generation)
     backend: NotRequired[str]  # guard: which backend's draft is cited
     guard: NotRequired[str]  # guard: "passed" or "fallback"

@@ -22,13 +22,7 @@ def ask(bot, question: str, llm_text: str | None = None, generate: Generator | N
     """Ask through the bot's own chain, with `generate` or a fake chat model that writes `llm_text`."""
     generate = generate or Generator(FakeListChatModel(responses=[llm_text]), "fake")
     chain = build_chain(
-        bot.knowledge.lexicon.link,
-        bot._condense,
-        bot.retriever,
-        bot.expand,
-        bot.answer,
-        generate,
-        Guard(),
+        bot.knowledge.lexicon.link, bot._condense, bot.retriever, bot.expand, bot.read, bot.decide, generate, Guard()
     )
     return chain.invoke({"question": question, "history": [], "timings_ms": {}})
 

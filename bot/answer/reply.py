@@ -10,8 +10,11 @@ for every reply shape:
 - a sentence reply never opens with a connective ("However, …", "But …");
 - unsure (between the decision's floor and its threshold): "I'm not sure; the closest the article comes is: “…” [1]";
 - a decline: "The article doesn't say." (or "The documents don't say." over several documents).
+
+`reply_to` is the chain's reply step: which of these the reading and the decision call for.
 """
 
+import logging
 import re
 from dataclasses import dataclass, replace
 from functools import partial
@@ -22,6 +25,8 @@ from bot.answer.read import Reading
 from bot.answer.understand import Question
 from bot.lang import vocabulary
 from bot.types import Draft, Sentence
+
+log = logging.getLogger(__name__)
 
 REPLIES = vocabulary().replies  # the replies' own words (bot/lang/en/replies.toml)
 
@@ -134,6 +139,23 @@ def quotation_reply(quoted: str, speaker: str | None) -> str:
 
 def yes_no_reply(yes: bool, sentence: Sentence) -> str:
     return REPLIES["yes" if yes else "no"].format(sentence=without_connective(sentence))
+
+
+def reply_to(question: Question, reading: Reading | None, decision: Decision | None, corpus: Corpus) -> Draft:
+    """The reply step: the answer worded (compose), an unsure reply quoting the closest sentence, or a decline."""
+    if reading is None or decision is None:
+        return decline(corpus.documents, "nothing to read")
+    if not decision.answer and decision.unsure:
+        log.info("unsure: %r in %r has p=%.2f < %.2f", reading.span, reading.sentence.text, decision.confidence,
+                 decision.threshold)  # fmt: skip
+        return unsure(corpus.documents, reading, decision)
+    if not decision.answer:
+        log.info("abstain: %r in %r has p=%.2f < %.2f", reading.span, reading.sentence.text, decision.confidence,
+                 decision.threshold)  # fmt: skip
+        return decline(corpus.documents, f"p={decision.confidence:.2f}", decision.confidence, reading.evidence)
+    log.info("answer %r (p=%.2f, yes %.2f) from %r", reading.span, decision.confidence, reading.yes,
+             reading.sentence.text)  # fmt: skip
+    return compose(question, reading, corpus, decision)
 
 
 def compose(question: Question, reading: Reading, corpus: Corpus, decision: Decision) -> Draft:

@@ -17,7 +17,6 @@ import numpy as np
 from tqdm import tqdm
 
 from bot.answer.decide import CALIBRATION_FILE, FEATURES, MODEL_FILE, features
-from bot.answer.understand import understand
 from bot.eval.datasets import DEV_SETS_DIR, SQUAD_DIR, held_out_articles, squad_articles
 from bot.settings import Settings
 from bot.training.examples import boolq_examples
@@ -40,7 +39,6 @@ def readings(settings: Settings, documents: list[Path], items: list, group: str)
     """Index `documents` together in a temporary folder and answer every eval item there as the chain would (a
     conversation's turns in order, each read after the bot's own previous answer); one row per item: its
     features, whether the reply was right, whether it could be."""
-    from bot.conversation import previous_turn
     from bot.eval.metrics import is_correct
     from bot.eval.running import temporary_bot
     from bot.types import Answer, Turn
@@ -49,17 +47,8 @@ def readings(settings: Settings, documents: list[Path], items: list, group: str)
         conversations: dict[str, list[Turn]] = {}
         for item in tqdm(items, desc=f"reading {group}", unit="question", leave=False):
             history = conversations.setdefault(item.conversation, []) if item.conversation else list(item.history)
-            link = bot.knowledge.lexicon.link
-            linked = {
-                "question": link(item.question),
-                "history": [
-                    t.model_copy(update={"content": link(t.content)}) if t.role == "user" else t for t in history
-                ],
-            }
-            standalone = bot._condense({"linked": linked})
-            passages = bot.retriever(standalone)
-            asked = understand(standalone)
-            draft = bot.answer(asked, passages, bot.expand(passages), previous_turn(linked["history"]))
+            state = bot.drafts.invoke({"question": item.question, "history": list(history), "timings_ms": {}})
+            draft = state["draft"]
             reply = Answer(question=item.question, answer=draft.text, abstained=draft.abstained)
             if item.conversation:
                 history += [Turn(role="user", content=item.question), Turn(role="assistant", content=draft.text)]
