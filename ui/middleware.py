@@ -4,7 +4,6 @@
 import math
 import time
 
-from cachetools import TTLCache
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -103,27 +102,31 @@ class LoginLimit:
     """429 with `Retry-After` on the chat's login (Gradio's `POST /login`, whose password is the API key) for a
     client (by IP address) that failed it `attempts` times in the last `window_s` seconds: Gradio has no limit of
     its own, so the key could be guessed there at the speed of the network. A failed login is Gradio's 400 (or a
-    401). An attempt counts as failed from when it arrives until its response says otherwise, so a burst of
-    parallel guesses is held to the limit too; once refused, the right key is refused as well until the window
-    has passed. Counted in this process's memory: behind a proxy every client has the proxy's address."""
+    401). An attempt counts as failed from when it arrives (a moving window of the `limits` library, in this
+    process's memory) until its response says otherwise, so a burst of parallel guesses is held to the limit too;
+    a login that works clears its client's count. Once refused, the right key is refused as well until the window
+    has passed. Behind a proxy every client has the proxy's address."""
 
     PATHS = ("/login", "/login/")
     FAILED = (400, 401)
 
     def __init__(self, app: ASGIApp, attempts: int, window_s: float = LOGIN_WINDOW_S):
+        from limits import RateLimitItemPerSecond
+        from limits.storage import MemoryStorage
+        from limits.strategies import MovingWindowRateLimiter
+
         self.app, self.attempts, self.window_s = app, attempts, window_s
-        # client → times of its failed attempts; a client's entry expires a window after its last attempt
-        self.failures: TTLCache[str, list[float]] = TTLCache(maxsize=100_000, ttl=window_s, timer=time.monotonic)
+        self.item = RateLimitItemPerSecond(attempts, math.ceil(window_s))
+        self.limiter = MovingWindowRateLimiter(MemoryStorage())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.PATHS:
             await self.app(scope, receive, send)
             return
-        client, now = (scope.get("client") or ("unknown",))[0], time.monotonic()
-        failed = self.failures.get(client, [])
-        failed[:] = [t for t in failed if now - t < self.window_s]
-        if len(failed) >= self.attempts:
-            retry = max(1, math.ceil(failed[0] + self.window_s - now))
+        client = (scope.get("client") or ("unknown",))[0]
+        if not self.limiter.hit(self.item, client):
+            reset_at = self.limiter.get_window_stats(self.item, client).reset_time
+            retry = max(1, math.ceil(reset_at - time.time()))
             detail = (
                 f"too many failed logins from this address: at most {self.attempts} in {self.window_s:g} s "
                 f"(EVENTBOT_LOGIN_ATTEMPTS); try again in {retry} s"
@@ -132,12 +135,10 @@ class LoginLimit:
                 scope, receive, send
             )
             return
-        failed.append(now)
-        self.failures[client] = failed  # (re)starts the entry's expiry
 
         async def watched_send(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] not in self.FAILED and now in failed:
-                failed.remove(now)  # not a failed login after all
+            if message["type"] == "http.response.start" and message["status"] not in self.FAILED:
+                self.limiter.clear(self.item, client)  # not a failed login after all
             await send(message)
 
         await self.app(scope, receive, watched_send)

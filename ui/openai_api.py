@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends
-from fastapi.responses import StreamingResponse
+from fastapi.sse import EventSourceResponse, format_sse_event
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -126,16 +126,12 @@ def word_pieces(text: str) -> list[str]:
     return re.findall(r"\S+\s*|\s+", text)
 
 
-def sse(payload: dict | str) -> str:
-    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-    return f"data: {data}\n\n"
+def stream_completion(answer: Answer, completion_id: str, created: int) -> Iterator[bytes]:
+    """OpenAI `chat.completion.chunk` events (framed by FastAPI's SSE encoder): role, content pieces, a final chunk
+    with citations, [DONE]."""
 
-
-def stream_completion(answer: Answer, completion_id: str, created: int) -> Iterator[str]:
-    """OpenAI `chat.completion.chunk` events: role, content pieces, a final chunk with citations, [DONE]."""
-
-    def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> str:
-        return sse(
+    def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> bytes:
+        return event(
             {
                 "id": completion_id,
                 "object": "chat.completion.chunk",
@@ -150,7 +146,11 @@ def stream_completion(answer: Answer, completion_id: str, created: int) -> Itera
     for piece in word_pieces(answer.answer):
         yield chunk({"content": piece})
     yield chunk({}, "stop", citations=[c.model_dump() for c in answer.citations])
-    yield sse("[DONE]")
+    yield format_sse_event(data_str="[DONE]")
+
+
+def event(payload: dict) -> bytes:
+    return format_sse_event(data_str=json.dumps(payload, ensure_ascii=False))
 
 
 @openai_router.post(
@@ -185,9 +185,8 @@ def chat_completions(
     answer = bot.ask(split_chat(body.messages, bot.settings))
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
-        return StreamingResponse(
+        return EventSourceResponse(
             stream_completion(answer, completion_id, created),
-            media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     return ChatCompletion(

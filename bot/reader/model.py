@@ -182,19 +182,16 @@ def decode_window(
         return None
     first, last = context[0], context[-1]
     s_ctx, e_ctx = starts[first : last + 1], ends[first : last + 1]
-    s_top = torch.topk(s_ctx, min(top, len(context))).indices.tolist()
-    e_top = torch.topk(e_ctx, min(top, len(context))).indices.tolist()
-    best = None
-    for si in s_top:
-        for ei in e_top:
-            if ei < si or ei - si + 1 > MAX_ANSWER_TOKENS:
-                continue
-            score = float(s_ctx[si] + e_ctx[ei])
-            if best is None or score > best[0]:
-                best = (score, si + first, ei + first)
-    if best is None:
+    s_top = torch.topk(s_ctx, min(top, len(context))).indices
+    e_top = torch.topk(e_ctx, min(top, len(context))).indices
+    scores = s_ctx[s_top][:, None] + e_ctx[e_top][None, :]  # every pair of a top start and a top end
+    length = e_top[None, :] - s_top[:, None] + 1
+    scores = scores.masked_fill((length < 1) | (length > MAX_ANSWER_TOKENS), float("-inf"))
+    best = int(torch.argmax(scores))  # the first best, in the order of the starts' then the ends' scores
+    score = float(scores.flatten()[best])
+    if score == float("-inf"):
         return None
-    score, si, ei = best
+    si, ei = int(s_top[best // len(e_top)]) + first, int(e_top[best % len(e_top)]) + first
     null = float(starts[0] + ends[0]) if null_score is None else null_score
     return SpanGuess(text_index, offsets[si][0], offsets[ei][1], score, null, yes)
 
