@@ -15,7 +15,7 @@ from bot.answer.read import SentenceReader
 from bot.chain import build_chain, draft_chain
 from bot.conversation import condense_question
 from bot.errors import QuestionError, StoreUnavailableError
-from bot.knowledge import knowledge_path, learn, load_or_learn
+from bot.learning import knowledge_path, learn, load_or_learn
 from bot.reader.model import SpanReader
 from bot.retrieval import KeywordIndex, Retriever, keyword_folder
 from bot.settings import Settings

@@ -14,6 +14,7 @@ from tests.conftest import ROOT
 PACKAGES = ("bot", "index", "ui")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
+MAX_REGEX_CALLS = 20  # in bot/ outside bot/lang/: text is read through spaCy's tokens, phrases are language data
 
 
 def sources() -> list[Path]:
@@ -56,6 +57,36 @@ def test_no_module_or_function_is_too_long():
                 long_functions.append(f"{path.relative_to(ROOT)}:{node.name}")
     assert not long_modules, f"over {MAX_MODULE_LINES} lines: {long_modules}"
     assert not long_functions, f"over {MAX_FUNCTION_LINES} lines: {long_functions}"
+
+
+def test_bot_reads_text_through_tokens_not_regular_expressions():
+    """Calls of the `re` module in bot/ outside bot/lang/ (the language data) stay few: 63 before issue 31."""
+    calls = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in sorted((ROOT / "bot").rglob("*.py"))
+        if "lang" not in path.relative_to(ROOT / "bot").parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "re"
+    ]
+    assert len(calls) <= MAX_REGEX_CALLS, calls
+
+
+def test_a_question_is_checked_once_on_its_way(index_dir, monkeypatch):
+    """`eventbot ask` checks its question before any model loads, and the bot does not check it again."""
+    from typer.testing import CliRunner
+
+    import bot.event_bot
+    from ui.cli import app
+
+    checked, check = [], bot.event_bot.check_question
+    monkeypatch.setattr(bot.event_bot, "check_question", lambda *a, **k: checked.append(a[1]) or check(*a, **k))
+    monkeypatch.setenv("EVENTBOT_INDEX_DIR", str(index_dir))
+    result = CliRunner().invoke(app, ["ask", "  How old is Sakamoto?"])
+    assert result.exit_code == 0, result.output
+    assert checked == ["  How old is Sakamoto?"] and "25" in result.output
 
 
 def test_vulture_finds_no_dead_code():

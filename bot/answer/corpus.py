@@ -20,7 +20,7 @@ from index.text import ParsedSentence, sentences_from_json
 class Knowledge:
     """What is known of all the indexed documents together: their names and words, how rare each term is, example
     questions. Learnt once
-    from every chunk (at indexing, see bot.knowledge) so that answering a question reads only the chunks around its
+    from every chunk (at indexing, see bot.learning) so that answering a question reads only the chunks around its
     passages."""
 
     lexicon: Lexicon
