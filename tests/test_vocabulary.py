@@ -124,6 +124,7 @@ def test_the_vocabulary_cannot_be_changed_in_place(vocab):
         ("stop_words.toml", "keep_meaning = [", "keep_meaning = [[", "stop_words.toml"),  # not TOML
         ("replies.toml", "{speaker} said", "{person} said", "said must be text with the fields"),  # a field renamed
         ("replies.toml", 'yes = "Yes — {sentence}"', 'yes = "Yes — {sentence"', "yes must be text"),  # broken
+        ("questions.toml", 'which = "what"', 'which = "whatever"', "'whatever' is not one of the wh_words"),
         ("guard.toml", '[{ LOWER = "not" },', '[{ LOWR = "not" },', "not_in_documents is not a list of spaCy token"),
         ("guard.toml", '{ ORTH = "," }]', '{ ORTH = "," }', "not valid TOML|guard.toml"),
     ],

@@ -19,8 +19,10 @@ EXPECTED = {
     "where": {"GPE", "LOC", "FAC", "ORG"},
     "quantity": {"CARDINAL", "QUANTITY", "MONEY", "PERCENT", "DATE", "TIME", "ORDINAL"},
 }
-TIME_NOUNS = vocabulary().time_nouns
-AUXILIARIES = vocabulary().question_auxiliaries  # a question opening with one asks yes or no
+VOCABULARY = vocabulary()  # the words questions open with: bot/lang/en/questions.toml
+TIME_NOUNS = VOCABULARY.time_nouns
+AUXILIARIES = VOCABULARY.question_auxiliaries  # a question opening with one asks yes or no
+WH_KINDS = VOCABULARY.wh_kinds  # "whom" asks who, "which" what
 
 
 @lru_cache(maxsize=1024)
@@ -32,8 +34,8 @@ def asked_kind(question: str) -> str:
     if not tokens:
         return "other"
     lower = [t.lower_ for t in tokens]
-    if lower[:3] == ["tell", "me", "about"] or (
-        lower[0] in {"who", "what"}
+    if any(lower[: len(o.split())] == o.split() for o in VOCABULARY.describe_openings) or (
+        lower[0] in VOCABULARY.describe_wh_words
         and len(tokens) > 2
         and tokens[1].lemma_ == "be"
         and all(t.pos_ in {"PROPN", "DET", "PART"} for t in tokens[2:])
@@ -43,13 +45,12 @@ def asked_kind(question: str) -> str:
     if wh is None:
         return "yes-no" if lower[0] in AUXILIARIES else "other"
     following = tokens[tokens.index(wh) + 1] if tokens.index(wh) + 1 < len(tokens) else None
-    if wh.lower_ == "how":
+    kind = WH_KINDS[wh.lower_]
+    if kind == "how":
         return "quantity" if following is not None and following.pos_ in {"ADJ", "ADV"} else "how"
-    if wh.lower_ in {"who", "whom", "whose"}:
-        return "who"
-    if wh.lower_ in {"what", "which"}:
+    if kind == "what":
         return "when" if following is not None and following.lemma_ in TIME_NOUNS else "what"
-    return wh.lower_
+    return kind
 
 
 @lru_cache(maxsize=1024)

@@ -45,6 +45,9 @@ class Vocabulary:
     wh_words: frozenset[str]
     question_auxiliaries: frozenset[str]
     time_nouns: frozenset[str]
+    describe_openings: tuple[str, ...]
+    describe_wh_words: frozenset[str]
+    wh_kinds: Mapping[str, str]  # wh-word → the kind of question it opens (itself when not listed)
     # follow-ups (en/follow_ups.toml): alternatives of regular expressions, in order
     follow_up_interjections: tuple[str, ...]
     follow_up_leads: tuple[str, ...]
@@ -100,7 +103,7 @@ def vocabulary() -> Vocabulary:
 # The English files, in the order load_vocabulary reads them, with the lists each must hold.
 ENGLISH_FILES: dict[str, set[str]] = {
     "stop_words": {"keep_meaning", "about_the_document"},
-    "questions": {"wh_words", "auxiliaries", "time_nouns"},
+    "questions": {"wh_words", "auxiliaries", "time_nouns", "describe_openings", "describe_wh_words", "wh_kinds"},
     "follow_ups": {"interjections", "leads", "bare_why", "auxiliaries", "determiners", "articles"},
     "pronouns": {"person", "thing"},
     "numbers": {"ordinals", "values"},
@@ -151,6 +154,9 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         wh_words=frozenset(_words(questions, "wh_words")),
         question_auxiliaries=frozenset(_words(questions, "auxiliaries")),
         time_nouns=frozenset(_words(questions, "time_nouns")),
+        describe_openings=_words(questions, "describe_openings", phrases=True),
+        describe_wh_words=frozenset(_words(questions, "describe_wh_words")),
+        wh_kinds=MappingProxyType(_wh_kinds(questions)),
         follow_up_interjections=_words(follow, "interjections", phrases=True),
         follow_up_leads=_words(follow, "leads", phrases=True),
         bare_why=_words(follow, "bare_why", phrases=True),
@@ -185,6 +191,14 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         closed_classes=MappingProxyType(closed_classes),
         domains=tuple(domain_names),
     )
+
+
+def _wh_kinds(questions: "_File") -> dict[str, str]:
+    """Each wh-word's kind of question: the table's, else the word itself; the table's words and kinds are wh-words."""
+    wh_words, table = _words(questions, "wh_words"), _mapping(questions, "wh_kinds")
+    if stray := sorted((set(table) | set(table.values())) - set(wh_words)):
+        raise VocabularyError(f"{questions.path}: [wh_kinds] {stray[0]!r} is not one of the wh_words")
+    return {w: table.get(w, w) for w in wh_words}
 
 
 def _numbers(numbers: "_File") -> tuple[dict[str, int], dict[str, int]]:
