@@ -37,20 +37,10 @@ def timed(name: str, step: Callable[[ChainState], Any]) -> RunnableLambda:
     return RunnableLambda(run, name=name)
 
 
-def build_chain(
-    link: Callable[[str], str],
-    condense_question: Callable[[ChainState], str],
-    retrieve: Callable[[str], list[Passage]],
-    expand: Callable[[list[Passage]], Corpus],
-    read: Read,
-    decide: Decide,
-    generate: Callable[[str, list], Any] | None = None,
-    guard: Callable[[ChainState], dict] | None = None,
-) -> Runnable:
-    """Input: a ChainState with "question", "history" and "timings_ms" ({}); output: an Answer."""
-    return draft_chain(link, condense_question, retrieve, expand, read, decide, generate, guard) | RunnableLambda(
-        cite, name="cite"
-    )
+def cited(drafts: Runnable) -> Runnable:
+    """The whole chain: `draft_chain(…)` then the cite step. Input: a ChainState with "question", "history" and
+    "timings_ms" ({}); output: an Answer."""
+    return drafts | RunnableLambda(cite, name="cite")
 
 
 def draft_chain(

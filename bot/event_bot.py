@@ -12,7 +12,7 @@ from langchain_core.embeddings import Embeddings
 from bot.answer.corpus import Corpus, Knowledge
 from bot.answer.decide import CALIBRATION_FILE, Answerability
 from bot.answer.read import SentenceReader
-from bot.chain import build_chain, draft_chain
+from bot.chain import cited, draft_chain
 from bot.conversation import condense_question
 from bot.errors import QuestionError, StoreUnavailableError
 from bot.learning import knowledge_path, learn, load_or_learn
@@ -181,9 +181,11 @@ class EventBot:
 
             guard = Guard()
         link = self.knowledge.lexicon.link
-        steps = (link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard)
-        self.drafts = draft_chain(*steps)  # the chain before its cite step (calibration reads the drafts)
-        self.chain = build_chain(*steps)
+        # the chain before its cite step (calibration reads the drafts), and the whole chain
+        self.drafts = draft_chain(
+            link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard
+        )
+        self.chain = cited(self.drafts)
         self._examples: list[str] | None = None
         log.info("bot ready in %.1fs", time.perf_counter() - started)
 

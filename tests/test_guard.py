@@ -11,7 +11,7 @@ from langchain_core.language_models import FakeListChatModel
 from bot.answer.claims import clean, facts, numbers_in, split_claims
 from bot.answer.generative import Generator, LLMSetupError, chat_model, format_passages, load_generator, prompt
 from bot.answer.guard import Guard
-from bot.chain import build_chain
+from bot.chain import cited, draft_chain
 from bot.settings import Settings
 from tests.conftest import ARTICLE, run_cli
 
@@ -21,8 +21,17 @@ ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 def ask(bot, question: str, llm_text: str | None = None, generate: Generator | None = None):
     """Ask through the bot's own chain, with `generate` or a fake chat model that writes `llm_text`."""
     generate = generate or Generator(FakeListChatModel(responses=[llm_text]), "fake")
-    chain = build_chain(
-        bot.knowledge.lexicon.link, bot._condense, bot.retriever, bot.expand, bot.read, bot.decide, generate, Guard()
+    chain = cited(
+        draft_chain(
+            bot.knowledge.lexicon.link,
+            bot._condense,
+            bot.retriever,
+            bot.expand,
+            bot.read,
+            bot.decide,
+            generate,
+            Guard(),
+        )
     )
     return chain.invoke({"question": question, "history": [], "timings_ms": {}})
 
