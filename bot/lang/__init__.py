@@ -151,18 +151,7 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         stop_words=frozenset(
             (set(STOP_WORDS) - keep_meaning - set(number_words) - set(ordinal_numbers)) | about_the_document
         ),
-        wh_words=frozenset(_words(questions, "wh_words")),
-        question_auxiliaries=frozenset(_words(questions, "auxiliaries")),
-        time_nouns=frozenset(_words(questions, "time_nouns")),
-        describe_openings=_words(questions, "describe_openings", phrases=True),
-        describe_wh_words=frozenset(_words(questions, "describe_wh_words")),
-        wh_kinds=MappingProxyType(_wh_kinds(questions)),
-        follow_up_interjections=_words(follow, "interjections", phrases=True),
-        follow_up_leads=_words(follow, "leads", phrases=True),
-        bare_why=_words(follow, "bare_why", phrases=True),
-        follow_up_auxiliaries=frozenset(_words(follow, "auxiliaries")),
-        topic_determiners=_words(follow, "determiners", phrases=True),
-        articles=_words(follow, "articles", phrases=True),
+        **_questions(questions, follow),
         person_pronouns=frozenset(_words(pronouns, "person")),
         thing_pronouns=frozenset(_words(pronouns, "thing")),
         number_words=MappingProxyType(number_words),
@@ -182,15 +171,40 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         demonyms=MappingProxyType({v.lower(): k for k, v in country_names.items()}),  # the last country listed wins
         name_labels=frozenset(_words(labels, "names", case=str.upper)),
         numeric_labels=frozenset(_words(labels, "numbers", case=str.upper)),
-        negations=frozenset(_words(guard, "negations")),
-        citation_labels=_words(guard, "citation_labels", phrases=True),
-        answer_labels=frozenset(_words(guard, "answer_labels")),
-        guard_patterns=MappingProxyType(_token_patterns(guard, "patterns")),
+        **_guard(guard),
         replies=MappingProxyType(_templates(replies, "replies")),
         example_questions=MappingProxyType(_templates(replies, "examples")),
         closed_classes=MappingProxyType(closed_classes),
         domains=tuple(domain_names),
     )
+
+
+def _questions(questions: "_File", follow: "_File") -> dict[str, Any]:
+    """The Vocabulary's fields of questions.toml and follow_ups.toml."""
+    return {
+        "wh_words": frozenset(_words(questions, "wh_words")),
+        "question_auxiliaries": frozenset(_words(questions, "auxiliaries")),
+        "time_nouns": frozenset(_words(questions, "time_nouns")),
+        "describe_openings": _words(questions, "describe_openings", phrases=True),
+        "describe_wh_words": frozenset(_words(questions, "describe_wh_words")),
+        "wh_kinds": MappingProxyType(_wh_kinds(questions)),
+        "follow_up_interjections": _words(follow, "interjections", phrases=True),
+        "follow_up_leads": _words(follow, "leads", phrases=True),
+        "bare_why": _words(follow, "bare_why", phrases=True),
+        "follow_up_auxiliaries": frozenset(_words(follow, "auxiliaries")),
+        "topic_determiners": _words(follow, "determiners", phrases=True),
+        "articles": _words(follow, "articles", phrases=True),
+    }
+
+
+def _guard(guard: "_File") -> dict[str, Any]:
+    """The Vocabulary's fields of guard.toml."""
+    return {
+        "negations": frozenset(_words(guard, "negations")),
+        "citation_labels": _words(guard, "citation_labels", phrases=True),
+        "answer_labels": frozenset(_words(guard, "answer_labels")),
+        "guard_patterns": MappingProxyType(_token_patterns(guard, "patterns")),
+    }
 
 
 def _wh_kinds(questions: "_File") -> dict[str, str]:
