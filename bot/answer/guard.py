@@ -37,7 +37,7 @@ from bot.answer.claims import (
     split_claims,
 )
 from bot.answer.generative import Generation
-from bot.answer.terms import STOPWORDS, term, terms_of, words
+from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
 from bot.types import Draft, Passage, Sentence, Span
 
 log = logging.getLogger(__name__)
@@ -122,17 +122,17 @@ def unsupported(text: str, passages: list[str]) -> str | None:
         for kind, fact in claim.facts:
             if not occurs(kind, fact, evidence):
                 return f"the {kind} {fact!r} is not in the cited passage{'s' if len(sources) > 1 else ''} {where}"
-        said = content_terms(claim.text[len(claim.opening) :])
-        held = content_terms(evidence_text)
+        said = grounding_terms(claim.text[len(claim.opening) :])
+        held = grounding_terms(evidence_text)
         if len(said) >= 3 and sum(t in held for t in said) < MIN_GROUNDED_TERMS * len(said):
             missing = [t for t in said if t not in held]
             return f"the cited passages {where} do not hold most of {claim.text!r} (not: {', '.join(missing)})"
     return None
 
 
-def content_terms(text: str) -> set[str]:
-    """The lemmas of a text's words that carry meaning (no stop words, no numbers)."""
-    return {term(w) for w, _ in words(text) if w[0].isalpha() and w.lower().replace("’", "'") not in STOPWORDS}
+def grounding_terms(text: str) -> set[str]:
+    """The terms of a text's words that carry meaning, numbers aside (the guard checks those by value)."""
+    return {t for t in content_terms(text) if not t[:1].isdigit()}
 
 
 def disagrees(text: str, extractive: Draft, question: str) -> str | None:
