@@ -14,12 +14,10 @@ from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrou
 
 from bot.answer.cite import cite
 from bot.answer.corpus import Corpus
-from bot.answer.decide import Decision, Evidence
-from bot.answer.read import Reading
 from bot.answer.reply import reply_to
-from bot.answer.understand import Question, understand
+from bot.answer.understand import understand
 from bot.conversation import previous_turn
-from bot.types import ChainState, Passage
+from bot.types import ChainState, Decision, Evidence, Passage, Question, Reading
 
 Read = Callable[[Question, list[Passage], Corpus, str], Reading | None]  # bot.answer.read.SentenceReader
 Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.Answerability.decide

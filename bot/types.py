@@ -1,7 +1,8 @@
-"""Plain data types shared by the layers: passages and sentences of the documents, an answerer's draft and its
-interface, the chain's state, and the answer object that `eventbot ask --json` prints and `POST /api/ask` returns (README: "The answer object")."""
+"""Plain data types shared by the layers: passages and sentences of the documents, what the chain's steps hand down
+(a Question, a Reading with its Evidence, a Decision, a Draft), the chain's state, a checked question, and the answer
+object that `eventbot ask --json` prints and `POST /api/ask` returns (README: "The answer object")."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, Field
@@ -49,6 +50,66 @@ class Sentence:
         return self.span.text
 
 
+# -- what the chain's steps hand down (bot/chain.py): understand → Question, read → Reading (with its Evidence),
+# decide → Decision, reply → Draft
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as the answer step reads it: its text (standing alone, in the documents' spelling), what it asks
+    (one of bot.answer.understand.KINDS), its content terms and its names. Made once by the chain's understand step and handed to read,
+    decide and reply, so that none of them works it out again."""
+
+    text: str
+    kind: str
+    terms: frozenset[str]
+    names: tuple[str, ...]
+
+
+@dataclass
+class Evidence:
+    """One reading of a question: the span, where it sits, and the reader's and retrieval's scores."""
+
+    question: str
+    span: str
+    sentence: str
+    window: str
+    span_entities: list[str] = field(default_factory=list)
+    margin: float = 0.0  # span score minus the no-answer score
+    null_score: float = 0.0
+    runner_up: float = 0.0  # the best margin in the other windows
+    agreeing: int = 1  # windows whose best span is the same text
+    dense: float = 0.0  # cosine of question and sentence
+    coverage: float = 0.0  # IDF-weighted share of the question's terms around the sentence
+    sentence_rank: int = 0
+    passage_score: float = 0.0
+    passage_rank: int = 0
+
+
+@dataclass
+class Reading:
+    """What the reader found for one question: the best span, where it sits, and the evidence for judging it."""
+
+    span: str
+    sentence: Sentence
+    evidence: Evidence
+    yes: float = 0.5  # the yes/no head's probability of "yes" in the span's window
+    start: int = 0  # the span's offsets in its document
+    end: int = 0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether to answer, how sure, and for a yes/no question which way. `unsure`: not sure enough to answer, but
+    near enough to say so and quote the closest sentence (between the floor and the threshold)."""
+
+    answer: bool
+    confidence: float
+    threshold: float
+    yes: bool
+    unsure: bool = False
+
+
 @dataclass
 class Draft:
     """What an answerer decided, before it is turned into the answer object."""
@@ -60,7 +121,7 @@ class Draft:
     phrase: str = ""  # the precise phrase extracted from quotes[0] ("silver medal"), when the answer rests on one
     short_answer: str | None = None  # the bare answer span as the document writes it, when the reply is that span
     confidence: float | None = None  # the learnt probability that the reader's answer is right
-    evidence: object | None = None  # what that probability was judged from (bot.answer.decide.Evidence)
+    evidence: Evidence | None = None  # what that probability was judged from
 
 
 class Citation(BaseModel):
@@ -124,11 +185,11 @@ class ChainState(TypedDict):
     timings_ms: dict[str, float]  # milliseconds of each step, by its name
     linked: NotRequired[dict]  # link: {"question", "history"} in the documents' spelling
     standalone_question: NotRequired[str]  # condense: the question made to stand alone
-    asked: NotRequired[Any]  # understand: what it asks (bot.answer.understand.Question)
+    asked: NotRequired[Question]  # understand: what it asks
     passages: NotRequired[list[Passage]]  # retrieve
     corpus: NotRequired[Any]  # expand: the sentences of the chunks around the passages (bot.answer.corpus.Corpus)
-    reading: NotRequired[Any]  # read: the best span and its evidence (bot.answer.read.Reading), or None
-    decision: NotRequired[Any]  # decide: whether to answer it (bot.answer.decide.Decision), or None
+    reading: NotRequired[Reading | None]  # read: the best span and its evidence
+    decision: NotRequired[Decision | None]  # decide: whether to answer it
     draft: NotRequired[Draft]  # reply (and guard, which may replace it)
     generation: NotRequired[Any]  # generate: the LLM's candidate (bot.answer.generative.Generation)
     backend: NotRequired[str]  # guard: which backend's draft is cited

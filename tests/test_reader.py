@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bot.answer.decide import FEATURES, Answerability, Evidence, features
+from bot.answer.decide import FEATURES, Answerability, features
 from bot.answer.understand import asked_kind
 from bot.eval.datasets import BOOLQ_DIR, SQUAD_DIR
 from bot.reader.model import SpanReader
@@ -14,6 +14,7 @@ from bot.training.calibration import squad_f1
 from bot.training.examples import Example, user_question_examples
 from bot.training.fine_tune import IGNORE, TrainConfig, collate, featurize, shared_loss, train
 from bot.training.groups import group_of, groups_from_examples
+from bot.types import Evidence
 from tests.conftest import ARTICLE, assert_not_answered
 
 STORY = (

@@ -69,8 +69,7 @@ def test_yes_no_replies():
 
 
 def reading_of(text: str, span: str):
-    from bot.answer.decide import Evidence
-    from bot.answer.read import Reading
+    from bot.types import Evidence, Reading
 
     [s] = sentences_of(text)
     at = text.index(span)
@@ -78,8 +77,8 @@ def reading_of(text: str, span: str):
 
 
 def test_between_the_floor_and_the_threshold_the_reply_is_unsure_and_quotes_the_closest_sentence():
-    from bot.answer.decide import Decision
     from bot.answer.reply import is_decline, unsure
+    from bot.types import Decision
 
     text = "Amber Glenn finished fifth in the women's singles."
     draft = unsure(1, reading_of(text, "fifth"), Decision(False, 0.4, 0.6, False, unsure=True))
@@ -111,9 +110,9 @@ def test_decide_puts_a_reading_in_the_middle_only_between_floor_and_threshold():
 
 def test_a_sentence_reply_has_no_short_answer_a_span_reply_has_its_span():
     from bot.answer.cite import cite
-    from bot.answer.decide import Decision
     from bot.answer.reply import compose
     from bot.answer.understand import understand
+    from bot.types import Decision
 
     class OneDocument:
         def __init__(self, text, sentences):

@@ -7,38 +7,19 @@ with the figures, in `answerability.json`, beside the reader's weights."""
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from bot.answer.linking import fold
 from bot.answer.terms import terms_of
-from bot.answer.understand import EXPECTED, KINDS, Question, understand
+from bot.answer.understand import EXPECTED, KINDS, understand
+from bot.types import Decision, Evidence, Question
 
 CALIBRATION_FILE = "answerability.json"
 MODEL_FILE = "answerability.joblib"  # the fitted trees (joblib, written by this project only)
 YES = 0.5  # the yes/no head's probability from which a yes/no reply says "Yes"
-
-
-@dataclass
-class Evidence:
-    """One reading of a question: the span, where it sits, and the reader's and retrieval's scores."""
-
-    question: str
-    span: str
-    sentence: str
-    window: str
-    span_entities: list[str] = field(default_factory=list)
-    margin: float = 0.0  # span score minus the no-answer score
-    null_score: float = 0.0
-    runner_up: float = 0.0  # the best margin in the other windows
-    agreeing: int = 1  # windows whose best span is the same text
-    dense: float = 0.0  # cosine of question and sentence
-    coverage: float = 0.0  # IDF-weighted share of the question's terms around the sentence
-    sentence_rank: int = 0
-    passage_score: float = 0.0
-    passage_rank: int = 0
 
 
 def features(e: Evidence, question: Question | None = None) -> list[float]:
@@ -112,15 +93,3 @@ class Answerability:
         return Decision(
             answer=p >= self.threshold, confidence=p, threshold=self.threshold, yes=yes >= YES, unsure=floor <= p
         )
-
-
-@dataclass(frozen=True)
-class Decision:
-    """Whether to answer, how sure, and for a yes/no question which way. `unsure`: not sure enough to answer, but
-    near enough to say so and quote the closest sentence (between the floor and the threshold)."""
-
-    answer: bool
-    confidence: float
-    threshold: float
-    yes: bool
-    unsure: bool = False

@@ -3,30 +3,16 @@ meaning (cosine to the question) and by coverage of the question's terms; the be
 each with its neighbours, in one batch. Out comes the best span with its character offsets in its document and the
 evidence the decision to answer is judged from (bot.answer.decide)."""
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from bot.answer.corpus import Corpus
-from bot.answer.decide import Evidence
 from bot.answer.linking import fold
 from bot.answer.terms import terms_of
-from bot.answer.understand import Question
 from bot.reader.model import SpanReader
-from bot.types import Passage, Sentence
+from bot.types import Evidence, Passage, Question, Reading, Sentence
 from index.embeddings import CachedEmbeddings
-
-
-@dataclass
-class Reading:
-    """What the reader found for one question: the best span, where it sits, and the evidence for judging it."""
-
-    span: str
-    sentence: Sentence
-    evidence: Evidence
-    yes: float = 0.5  # the yes/no head's probability of "yes" in the span's window
-    start: int = 0  # the span's offsets in its document
-    end: int = 0
 
 
 class SentenceReader:

@@ -20,11 +20,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from bot.answer.corpus import Corpus
-from bot.answer.decide import Decision, Evidence
-from bot.answer.read import Reading
-from bot.answer.understand import Question
 from bot.lang import vocabulary
-from bot.types import Draft, Sentence
+from bot.types import Decision, Draft, Evidence, Question, Reading, Sentence
 
 log = logging.getLogger(__name__)
 

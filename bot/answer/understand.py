@@ -3,12 +3,12 @@ what is asked (KINDS), the entity types that answer each kind, the question's co
 question reaching here already stands alone and is written in the documents' spelling (bot.answer.linking and
 bot.conversation made it so)."""
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from bot.answer.linking import fold
 from bot.answer.terms import WH_WORDS, content_terms
 from bot.lang import vocabulary
+from bot.types import Question
 from index.text import parse
 
 KINDS = ("who", "when", "where", "why", "how", "quantity", "what", "yes-no", "describe", "other")
@@ -62,18 +62,6 @@ def question_terms(question: str) -> frozenset[str]:
 def names_of(question: str) -> list[str]:
     """The question's proper nouns, folded (case and accents)."""
     return [fold(t.text) for t in parse(question) if t.pos_ == "PROPN"]
-
-
-@dataclass(frozen=True)
-class Question:
-    """A question as the answer step reads it: its text (standing alone, in the documents' spelling), what it asks
-    (one of KINDS), its content terms and its names. Made once by the chain's understand step and handed to read,
-    decide and reply, so that none of them works it out again."""
-
-    text: str
-    kind: str
-    terms: frozenset[str]
-    names: tuple[str, ...]
 
 
 def understand(text: str) -> Question:
