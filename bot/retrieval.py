@@ -4,7 +4,6 @@ per question; the BM25 index is built when indexing changes the store and kept b
 
 import json
 import logging
-import re
 import shutil
 import threading
 from bisect import bisect_left, bisect_right
@@ -111,14 +110,14 @@ class KeywordIndex:
     @staticmethod
     def _top(bm25: bm25s.BM25, names: list[str], question: str, pool: int) -> list[str]:
         tokens = _tokens([question])
-        if not any(len(t) for t in tokens.ids) or not re.search(r"\w", question) or not names:
+        if not any(len(t) for t in tokens.ids) or not any(c.isalnum() or c == "_" for c in question) or not names:
             return []
         found, scores = bm25.retrieve(tokens, k=min(pool, len(names)), show_progress=False)
         return [names[i] for i, s in zip(found[0], scores[0], strict=True) if s > 0]
 
 
 def keyword_folder(index_dir: Path, collection: str, generation: str) -> Path:
-    return index_dir / f"{collection}.bm25" / re.sub(r"[^\w-]", "-", generation)
+    return index_dir / f"{collection}.bm25" / "".join(c if c.isalnum() or c in "_-" else "-" for c in generation)
 
 
 @dataclass(frozen=True)

@@ -197,7 +197,7 @@ def numbers_and_names(text: str) -> list[str]:
         opens_sentence = not before or before[-1] in ".!?:;\n"
         if opens_sentence and word.lower() in SENTENCE_OPENERS:
             continue
-        found.append(re.sub(r"'s$", "", word))
+        found.append(word.removesuffix("'s"))
     return found
 
 

@@ -9,7 +9,6 @@ retrieval misses it), so the question must be declined from the windows that are
 
 import math
 import random
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -17,6 +16,7 @@ from functools import cache, lru_cache
 from bot.answer.terms import terms_of
 from bot.answer.understand import question_terms
 from bot.training.examples import Example
+from index.text import paragraphs
 
 WINDOWS = 4  # the sentences the bot reads per question (Settings.reader_windows)
 
@@ -57,11 +57,9 @@ def _sentencizer():
 def sentences_of(text: str) -> list[tuple[int, int]]:
     """Character spans of the text's sentences (paragraph breaks always end one)."""
     spans = []
-    for paragraph in re.finditer(r"[^\n]+", text):
-        doc = _sentencizer()(paragraph.group())
-        spans += [
-            (paragraph.start() + s.start_char, paragraph.start() + s.end_char) for s in doc.sents if s.text.strip()
-        ]
+    for start, paragraph in paragraphs(text):
+        doc = _sentencizer()(paragraph)
+        spans += [(start + s.start_char, start + s.end_char) for s in doc.sents if s.text.strip()]
     return spans
 
 
@@ -153,8 +151,8 @@ def article_documents(articles: list[list[list[Example]]], others: int, rng: ran
     """For each SQuAD paragraph, a document of it and `others` other paragraphs of its article in random order: the
     several chunks of one document retrieval brings."""
     documents = {}
-    for paragraphs in articles:
-        contexts = [questions[0].context for questions in paragraphs if questions]
+    for article in articles:
+        contexts = [questions[0].context for questions in article if questions]
         for context in contexts:
             rest = [c for c in contexts if c != context]
             picked = rng.sample(rest, min(others, len(rest))) + [context]
