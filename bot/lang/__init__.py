@@ -48,7 +48,7 @@ class Vocabulary:
     describe_openings: tuple[str, ...]
     describe_wh_words: frozenset[str]
     wh_kinds: Mapping[str, str]  # wh-word → the kind of question it opens (itself when not listed)
-    # follow-ups (en/follow_ups.toml): alternatives of regular expressions, in order
+    # follow-ups (en/follow_ups.toml): phrases matched word by word, in order
     follow_up_interjections: tuple[str, ...]
     follow_up_leads: tuple[str, ...]
     bare_why: tuple[str, ...]
@@ -301,7 +301,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 def _words(f: _File, key: str, case=str.lower, phrases: bool = False) -> tuple[str, ...]:
     """A list of words, each once, in `case` (lower case, or upper case for entity labels). `phrases`: read as a
-    regular expression's alternatives, so plain letters and single spaces only ("and what about")."""
+    regular expression's alternatives or word by word, so plain letters and single spaces only ("and what about")."""
     words = f.data[key]
     if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
         raise VocabularyError(f"{f.path}{f.where}: {key} must be a list of words")
