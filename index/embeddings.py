@@ -76,12 +76,13 @@ def use_threads(n: int) -> None:
 
 class CachedEmbeddings(Embeddings):
     """`embedder` with an LRU cache of its vectors (float32), keyed by text: this model encodes a query and a
-    document alike. Safe to share between threads."""
+    document alike. Safe to share between threads; `misses` counts texts the model had to embed."""
 
     def __init__(self, embedder: Embeddings, max_entries: int):
         self.embedder = embedder
         self._cache: LRUCache[str, np.ndarray] = LRUCache(maxsize=max(1, max_entries))
         self._lock = threading.Lock()
+        self.misses = 0
 
     def vectors(self, texts: list[str]) -> list[np.ndarray]:
         with self._lock:
@@ -90,6 +91,7 @@ class CachedEmbeddings(Embeddings):
         if todo:  # embedded outside the lock: other threads keep reading the cache meanwhile
             fresh = [np.asarray(v, dtype=np.float32) for v in self.embedder.embed_documents(todo)]
             with self._lock:
+                self.misses += len(todo)
                 for t, v in zip(todo, fresh, strict=True):
                     self._cache[t] = found[t] = v
         return [found[t] for t in texts]
