@@ -1,7 +1,7 @@
 """An answer's claims as the grounding guard reads them, with spaCy: the answer's sentences with the passages each
 cites, their facts (numbers, dates, proper names, quoted phrases), whether one denies something or speaks of the
 documents rather than of the event (token patterns of bot/lang/en/guard.toml, found by spaCy's Matcher); and a
-text as evidence to check facts against, word for word, numbers by value."""
+text as the backing to check facts against, word for word, numbers by value."""
 
 import unicodedata
 from dataclasses import dataclass
@@ -36,7 +36,7 @@ class Claim:
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Backing:
     """A text as the guard compares facts with it: its words folded (case, quotes, dashes), with and without
     punctuation, the values of its numbers, and whether it denies something."""
 
@@ -146,28 +146,28 @@ def _names(sentence: Tokens) -> list[str]:
 
 
 @lru_cache(maxsize=1024)
-def evidence_of(text: str) -> Evidence:
+def backing_of(text: str) -> Backing:
     tokens = [t for t in nlp().tokenizer(text) if not t.is_space]
     folded = [unicodedata.normalize("NFKC", t.text).lower().translate(FOLD) for t in tokens]
     plain = [w for w, t in zip(folded, tokens, strict=True) if not (t.is_punct or t.is_quote)]
     numbers = {v for t in tokens if (v := number_value(t.text))}
-    return Evidence(
+    return Backing(
         f" {' '.join(folded)} ", f" {' '.join(plain)} ", frozenset(numbers), any(t.norm_ in NEGATIONS for t in tokens)
     )
 
 
-def occurs(kind: str, fact: str, evidence: Evidence) -> bool:
-    """Whether a fact of the answer occurs in the evidence, word for word (a number: by value)."""
+def occurs(kind: str, fact: str, backing: Backing) -> bool:
+    """Whether a fact of the answer occurs in the backing text, word for word (a number: by value)."""
     if kind == "number":
-        return number_value(fact) in evidence.numbers
-    phrase = evidence_of(fact)
+        return number_value(fact) in backing.numbers
+    phrase = backing_of(fact)
     if kind == "quoted phrase":
-        return phrase.plain in evidence.plain
-    return phrase.words in evidence.words
+        return phrase.plain in backing.plain
+    return phrase.words in backing.words
 
 
 def numbers_in(text: str) -> set[str]:
-    return set(evidence_of(text).numbers)
+    return set(backing_of(text).numbers)
 
 
 def number_value(word: str) -> str:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 from bot.answer.cite import markers_in, without_markers
 from bot.answer.claims import (
+    backing_of,
     clean,
-    evidence_of,
     number_value,
     numbers_in,
     occurs,
@@ -115,15 +115,15 @@ def unsupported(text: str, passages: list[str]) -> str | None:
         where = ", ".join(f"[{n}]" for n in sources)
         if claim.about_the_documents:
             return f"the answer speaks of the documents instead of the event: {claim.text!r}"
-        evidence_text = " ".join(passages[n - 1] for n in sources)
-        evidence = evidence_of(evidence_text)
-        if claim.denial and not evidence.denies:
+        cited_text = " ".join(passages[n - 1] for n in sources)
+        backing = backing_of(cited_text)
+        if claim.denial and not backing.denies:
             return f"the answer denies something ({claim.denial!r}) that the cited passages {where} do not"
         for kind, fact in claim.facts:
-            if not occurs(kind, fact, evidence):
+            if not occurs(kind, fact, backing):
                 return f"the {kind} {fact!r} is not in the cited passage{'s' if len(sources) > 1 else ''} {where}"
         said = grounding_terms(claim.text[len(claim.opening) :])
-        held = grounding_terms(evidence_text)
+        held = grounding_terms(cited_text)
         if len(said) >= 3 and sum(t in held for t in said) < MIN_GROUNDED_TERMS * len(said):
             missing = [t for t in said if t not in held]
             return f"the cited passages {where} do not hold most of {claim.text!r} (not: {', '.join(missing)})"
@@ -206,7 +206,7 @@ def quote(
     answer_words = _long_words(words)
 
     def held(s: Sentence) -> list[int]:
-        ev = evidence_of(s.text)
+        ev = backing_of(s.text)
         return [i for i, (k, f) in enumerate(claimed) if occurs(k, f, ev)]
 
     def score(s: Sentence) -> tuple[int, int]:
