@@ -40,14 +40,16 @@ class Settings(BaseSettings):
     )
 
     embed_bf16: bool = Field(
-        True,
-        description="the embedder's passes in bf16 where the CPU has bf16 instructions (AVX512-BF16, AMX); off, or on"
-        " other CPUs: fp32 (vectors within cosine 0.99998; one answer of the 25 development sets differs)",
+        False,
+        description="the embedder's passes in bf16 where the CPU has bf16 instructions (AVX512-BF16, AMX); off by"
+        " default so that every CPU embeds alike (vectors within cosine 0.99998; one answer of the 25 development"
+        " sets differed); ignored on other CPUs",
     )
     reader_bf16: bool = Field(
-        True,
-        description="the reader's passes in bf16 where the CPU has the instructions (about twice as fast; the"
-        " decision to answer is fitted on bf16 readings); off, or on other CPUs: fp32",
+        False,
+        description="the reader's passes in bf16 where the CPU has the instructions (about twice as fast there); off"
+        " by default so that every CPU reads alike: the decision to answer is fitted on fp32 readings; ignored on"
+        " other CPUs",
     )
     reader_weights: Path = Field(READER_WEIGHTS, description="the span reader's trained weights (`train-reader`)")
     reader_max_tokens: int = Field(192, ge=64, le=512, description="tokens per window the reader reads")

@@ -292,7 +292,7 @@ def train_reader(
         first, last = report["losses"][0][1], report["losses"][-1][1]
         typer.echo(
             f"Trained {report['steps']} steps on {report['windows']} windows of {report['questions']} questions "
-            f"in {report['seconds']:.0f}s; loss {first:.2f} -> {last:.2f}; weights in {out}."
+            f"in {report['seconds']:.0f}s ({'bf16' if config.bf16 else 'fp32'}); loss {first:.2f} -> {last:.2f}; weights in {out}."
         )
     if not calibrate and not calibrate_only:
         return
