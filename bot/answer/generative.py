@@ -30,6 +30,7 @@ from langchain_core.runnables import RunnableLambda
 from pydantic import Field, PrivateAttr
 
 from bot.errors import LLMSetupError
+from bot.llm_file import installed as installed_llm
 from bot.settings import Settings
 from bot.types import Passage
 
@@ -117,11 +118,8 @@ def load_generator(settings: Settings) -> Generator | None:
 
 def chat_model(settings: Settings) -> BaseChatModel:
     backend, model = settings.llm, settings.llm_model
-    if not model:
-        example = {"llamacpp": "the path of a .gguf file", "ollama": "e.g. llama3.2", "openai": "e.g. gpt-4o-mini"}
-        raise LLMSetupError(f"EVENTBOT_LLM={backend} needs EVENTBOT_LLM_MODEL ({example.get(backend, 'a model')})")
     if backend == "llamacpp":
-        path = Path(model).expanduser()
+        path = Path(model).expanduser() if model else installed_llm()  # default: the one `make llm` installs
         return LlamaCppChat(
             llama=load_llama(str(path)),
             model_path=str(path),
@@ -129,6 +127,9 @@ def chat_model(settings: Settings) -> BaseChatModel:
             timeout_s=settings.llm_timeout_s,
             grammar=CITED_ANSWER_GRAMMAR,
         )
+    if not model:
+        example = {"ollama": "e.g. llama3.2", "openai": "e.g. gpt-4o-mini"}
+        raise LLMSetupError(f"EVENTBOT_LLM={backend} needs EVENTBOT_LLM_MODEL ({example.get(backend, 'a model')})")
     if backend == "ollama":
         ChatOllama = _import("langchain_ollama", "ChatOllama", backend)
         headers = {"Authorization": f"Bearer {settings.llm_api_key}"} if settings.llm_api_key else {}

@@ -20,6 +20,7 @@ from bot.answer.decide import CALIBRATION_FILE, FEATURES, MODEL_FILE, features
 from bot.eval.datasets import DEV_SETS_DIR, SQUAD_DIR, held_out_articles, squad_articles
 from bot.settings import Settings
 from bot.training.examples import boolq_examples
+from index.embeddings import bf16_fast
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +209,7 @@ def calibrate(out: Path, squad_dir: Path = SQUAD_DIR, limit: int | None = None, 
         rows = [json.loads(line) for line in (out / "calibration.jsonl").read_text().splitlines()]
         before = json.loads((out / CALIBRATION_FILE).read_text())
         gold, boolq = before["reader_on_gold_paragraphs"], before["boolq_held_out"]
+        readings_in = before.get("readings_in", "bf16")  # the runs before this field read in bf16
     else:
         settings = Settings(reader="trained", reader_weights=out / "reader.safetensors", answer_threshold=0.0)
         if not (out / MODEL_FILE).exists():  # the bot reading the questions needs one (threshold 0: never used)
@@ -218,9 +220,15 @@ def calibrate(out: Path, squad_dir: Path = SQUAD_DIR, limit: int | None = None, 
         (out / "calibration.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         gold = gold_paragraph_figures(out / "reader.safetensors", squad_dir, limit, settings.reader_max_tokens)
         boolq = boolq_figures(out / "reader.safetensors", settings.reader_max_tokens)
+        readings_in = "bf16" if settings.reader_bf16 and bf16_fast() else "fp32"
 
     model, threshold, floor, figures = fit_answerability(rows)
-    report = {"reader_on_gold_paragraphs": gold, "boolq_held_out": boolq, "cross_validated": figures}
+    report = {
+        "readings_in": readings_in,
+        "reader_on_gold_paragraphs": gold,
+        "boolq_held_out": boolq,
+        "cross_validated": figures,
+    }
     write_model(out, model, threshold, floor=floor, **report)
     return report
 

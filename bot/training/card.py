@@ -114,7 +114,8 @@ The yes/no head on BoolQ's held-out titles ({boolq["questions"]} questions, the 
 {boolq["accuracy"]:.3f} (always "yes": {boolq["always_yes"]:.3f}).
 
 Through the bot (the question linked and made standalone, retrieved among its documents, the best sentences'
-windows read with the previous turn) and judged by the answerability classifier (`answerability.joblib`, gradient-
+windows read with the previous turn, in {calibration.get("readings_in", "bf16")}, as the bot reads by default on every
+CPU) and judged by the answerability classifier (`answerability.joblib`, gradient-
 boosted trees over {len(calibration["features"])} general signals), cross-validated by article and set (GroupKFold) over
 {cv["questions"]:,} questions of the held-out articles and the development sets: right when forced to answer
 {cv["right_when_forced"]:.1%}; classifier AUC {cv["auc"]} (on the development sets alone {cv["auc_development_sets"]}).
