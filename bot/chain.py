@@ -50,6 +50,7 @@ def draft_chain(
     decide: Decide,
     generate: Callable[[str, list], Any] | None = None,
     guard: Callable[[ChainState], dict] | None = None,
+    llm_reads: Callable[[list[Passage]], list[Passage]] | None = None,
 ) -> Runnable:
     """The chain up to the draft: its output is the state, with "draft" (and the reading and decision behind it).
 
@@ -60,7 +61,9 @@ def draft_chain(
     `decide(evidence, yes, question)` whether to answer it; `reply_to` words the reply (bot.answer.reply).
 
     With `generate` (an LLM) and `guard`, the extractive draft is still made first: it is the abstention signal
-    and the fallback; the LLM then writes from the same passages and the guard decides which draft is cited."""
+    and the fallback; the LLM then writes from what `llm_reads(passages)` gives it (the whole documents in a fixed
+    order where they fit, so that its prompt's prefix is the same for every question), and the guard checks its
+    answer against those and decides which draft is cited."""
 
     def read_step(s: ChainState) -> Reading | None:
         return read(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"]))
@@ -78,13 +81,14 @@ def draft_chain(
     )
     steps = timed("answer", answer.invoke)
     if generate is not None and guard is not None:
-        steps = (
-            steps
-            | RunnablePassthrough.assign(
-                generation=timed("generate", lambda s: generate(s["standalone_question"], s["passages"]))
-            )
-            | timed("guard", guard)
-        )
+        reads = llm_reads or (lambda passages: passages)
+
+        def generate_step(s: ChainState) -> dict:
+            llm_passages = reads(s["passages"])
+            generation = generate(s["standalone_question"], llm_passages)
+            return {"llm_passages": llm_passages, "llm_corpus": expand(llm_passages), "generation": generation}
+
+        steps = steps | timed("generate", lambda s: {**s, **generate_step(s)}) | timed("guard", guard)
 
     def link_turns(state: ChainState) -> dict:
         history = [

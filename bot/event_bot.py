@@ -183,7 +183,7 @@ class EventBot:
         link = self.knowledge.lexicon.link
         # the chain before its cite step (calibration reads the drafts), and the whole chain
         self.drafts = draft_chain(
-            link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard
+            link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard, self.llm_reads
         )
         self.chain = cited(self.drafts)
         self._examples: list[str] | None = None
@@ -194,6 +194,11 @@ class EventBot:
         an LLM's claims against)."""
         chunks = self.retriever.around(passages, self.knowledge.chunk_starts) if passages else []
         return Corpus(chunks, self.knowledge)
+
+    def llm_reads(self, passages: list[Passage]) -> list[Passage]:
+        """What the LLM reads for a question: the whole documents in a fixed order where they fit
+        (`EVENTBOT_LLM_DOCUMENT_CHARS`), else the question's passages in document order."""
+        return self.retriever.reading_order(passages, self.knowledge.chunk_starts, self.settings.llm_document_chars)
 
     def preload(self, stop: threading.Event | None = None, batch: int = 32) -> int:
         """Read the documents' chunks and embed their sentences into the caches, as far as the caches hold them, so

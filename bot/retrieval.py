@@ -212,6 +212,25 @@ class Retriever:
         with self._lock:
             return [self._chunks[cid] for cid in wanted if cid in self._chunks]
 
+    def reading_order(
+        self, passages: list[Passage], chunk_starts: dict[str, list[tuple[int, str]]], max_chars: int
+    ) -> list[Passage]:
+        """What an LLM reads for a question, in an order that does not depend on the question, so that llama.cpp
+        reuses the prompt it already read: every chunk of every document, in document order, when together they
+        fit in `max_chars` (the bundled article: one prefix for every question); else the question's passages in
+        document order."""
+        ids = [cid for path in sorted(chunk_starts) for _, cid in chunk_starts[path]]
+        if len(ids) * 100 <= max_chars:  # a chunk holds at least about 100 characters: else not worth reading
+            with self._lock:
+                missing = [cid for cid in ids if cid not in self._chunks]
+            with store_errors():
+                self._keep(read_chunks(self.store, missing))
+            with self._lock:
+                chunks = [self._chunks[cid] for cid in ids if cid in self._chunks]
+            if sum(len(c.page_content) for c in chunks) <= max_chars:
+                return [_passage(c.metadata["chunk_id"], c.page_content, c.metadata, 0.0) for c in chunks]
+        return sorted(passages, key=lambda p: (p.path, p.start))
+
     def preload(self, ids: list[str]) -> list[Document]:
         """Read these chunks into the cache (as many as it holds) and return them: the warm-up after start."""
         chunks = read_chunks(self.store, ids)

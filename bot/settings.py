@@ -69,6 +69,12 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 60.0
     store_timeout_s: float = Field(10.0, gt=0, description="seconds a Chroma server may take per call; then 503")
     llm_max_tokens: int = 256
+    llm_document_chars: int = Field(
+        10_000,
+        ge=0,
+        description="documents of at most this many characters in all go whole to the LLM, the same prompt prefix"
+        " for every question (llama.cpp reads it once); beyond, the question's passages",
+    )
 
     api_key: str | None = Field(None, description="Bearer key for /api and /v1; the chat UI then asks for it too")
     max_question_chars: int = 2000

@@ -191,6 +191,8 @@ class ChainState(TypedDict):
     reading: NotRequired[Reading | None]  # read: the best span and its evidence
     decision: NotRequired[Decision | None]  # decide: whether to answer it
     draft: NotRequired[Draft]  # reply (and guard, which may replace it)
+    llm_passages: NotRequired[list[Passage]]  # generate: what the LLM read, numbered as it cites them
+    llm_corpus: NotRequired[Any]  # generate: their sentences (bot.answer.corpus.Corpus), which the guard checks
     generation: NotRequired[Any]  # generate: the LLM's candidate (bot.answer.generative.Generation)
     backend: NotRequired[str]  # guard: which backend's draft is cited
     guard: NotRequired[str]  # guard: "passed" or "fallback"

@@ -71,11 +71,12 @@ class Generation:
 
 
 def prompt(request: dict) -> list[BaseMessage]:
-    """The messages for {"question", "passages"}: the rules, then the numbered documents and the question."""
+    """The messages for {"question", "passages"}: the rules and the numbered documents first, the question last, so
+    that questions over the same documents share the prompt up to the question (llama.cpp reuses what it read)."""
     documents = format_passages(request["passages"])
     return [
-        SystemMessage(SYSTEM_PROMPT),
-        HumanMessage(f"<documents>\n{documents}\n</documents>\n\nQuestion: {request['question']}"),
+        SystemMessage(f"{SYSTEM_PROMPT}\n\n<documents>\n{documents}\n</documents>"),
+        HumanMessage(f"Question: {request['question']}"),
     ]
 
 

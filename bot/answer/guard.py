@@ -55,13 +55,14 @@ class Verdict:
 
 
 class Guard:
-    """The guard step of the chain: reads state["generation"], state["draft"] (extractive), state["passages"] and the
-    sentences around them (state["corpus"]); sets state["draft"], state["backend"] and state["guard"]."""
+    """The guard step of the chain: reads state["generation"], state["draft"] (extractive), the passages the LLM read
+    (state["llm_passages"]) and their sentences (state["llm_corpus"]); sets state["draft"], state["backend"] and
+    state["guard"]."""
 
     def __call__(self, state: dict) -> dict:
-        sentences_in = state["corpus"].sentences_in
+        sentences_in = state["llm_corpus"].sentences_in
         verdict = review(
-            state["generation"], state["passages"], state["draft"], sentences_in, state["standalone_question"]
+            state["generation"], state["llm_passages"], state["draft"], sentences_in, state["standalone_question"]
         )
         if verdict.guard == "fallback":
             log.info("guard fallback (%s) for %r: %s", state["generation"].backend, state["question"], verdict.reason)
