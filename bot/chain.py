@@ -41,6 +41,23 @@ def cited(drafts: Runnable) -> Runnable:
     return drafts | RunnableLambda(cite, name="cite")
 
 
+def generate_and_guard(
+    generate: Callable[[str, list], Any],
+    guard: Callable[[ChainState], dict],
+    expand: Callable[[list[Passage]], Corpus],
+    llm_reads: Callable[[list[Passage]], list[Passage]],
+) -> Runnable:
+    """The LLM's steps after the extractive draft: it writes from `llm_reads(passages)`, and the guard checks that
+    answer against the same passages (and their sentences) and decides which draft is cited."""
+
+    def generate_step(s: ChainState) -> ChainState:
+        llm_passages = llm_reads(s["passages"])
+        generation = generate(s["standalone_question"], llm_passages)
+        return {**s, "llm_passages": llm_passages, "llm_corpus": expand(llm_passages), "generation": generation}
+
+    return timed("generate", generate_step) | timed("guard", guard)
+
+
 def draft_chain(
     link: Callable[[str], str],
     condense_question: Callable[[ChainState], str],
@@ -81,14 +98,7 @@ def draft_chain(
     )
     steps = timed("answer", answer.invoke)
     if generate is not None and guard is not None:
-        reads = llm_reads or (lambda passages: passages)
-
-        def generate_step(s: ChainState) -> dict:
-            llm_passages = reads(s["passages"])
-            generation = generate(s["standalone_question"], llm_passages)
-            return {"llm_passages": llm_passages, "llm_corpus": expand(llm_passages), "generation": generation}
-
-        steps = steps | timed("generate", lambda s: {**s, **generate_step(s)}) | timed("guard", guard)
+        steps = steps | generate_and_guard(generate, guard, expand, llm_reads or (lambda passages: passages))
 
     def link_turns(state: ChainState) -> dict:
         history = [
