@@ -36,6 +36,7 @@ __all__ = [
     "FeedbackUnavailableError",
     "FileTooLargeError",
     "InputError",
+    "LLMBusyError",
     "LLMSetupError",
     "NotFoundError",
     "NotReadyError",
@@ -59,6 +60,15 @@ class QuestionError(InputError, ValueError):
 
 class LLMSetupError(SetupError, RuntimeError):
     """The configured LLM cannot be used at all (missing extra, no model, bad GGUF path): a one-line reason."""
+
+
+class LLMBusyError(UnavailableError):
+    """More questions wait for the in-process LLM than `EVENTBOT_LLM_QUEUE` allows; `retry_after_s`: when one
+    more is likely to get its turn."""
+
+    def __init__(self, message: str, retry_after_s: int):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class NotReadyError(UnavailableError):

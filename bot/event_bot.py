@@ -7,6 +7,8 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
+from cachetools import LRUCache, cached
+from cachetools.keys import hashkey
 from langchain_core.embeddings import Embeddings
 
 from bot.answer.corpus import Corpus, Knowledge
@@ -39,6 +41,11 @@ log = logging.getLogger(__name__)
 
 
 HISTORY_MESSAGE_FACTOR = 4  # a history message may be this many times as long as a question
+
+
+def answer_key(question: CheckedQuestion) -> tuple:
+    """What makes two questions the same for the answer cache: the text and the history."""
+    return hashkey(question.text, tuple((t.role, t.content) for t in question.history))
 
 
 @cache
@@ -178,14 +185,22 @@ class EventBot:
         guard = None
         if generate is not None:  # the LLM's answer is checked against the same documents' sentences
             from bot.answer.guard import Guard
+            from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLMDecision
 
-            guard = Guard()
+            guard = Guard(LLMDecision.load(settings.reader_weights.with_name(LLM_CALIBRATION_FILE)))
         link = self.knowledge.lexicon.link
         # the chain before its cite step (calibration reads the drafts), and the whole chain
         self.drafts = draft_chain(
             link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard, self.llm_reads
         )
         self.chain = cited(self.drafts)
+        self._answered = LRUCache(settings.answer_cache_entries) if settings.answer_cache_entries else None
+        # one reading per question: concurrent askers of the same question wait for it (cachetools' condition)
+        self._answer = (
+            cached(self._answered, key=answer_key, condition=threading.Condition())(self._read)
+            if self._answered is not None
+            else self._read
+        )
         self._examples: list[str] | None = None
         log.info("bot ready in %.1fs", time.perf_counter() - started)
 
@@ -218,9 +233,22 @@ class EventBot:
         return embedded
 
     def ask(self, question: str | CheckedQuestion, history: list[Turn] | None = None) -> Answer:
-        """The answer to a question, checked here unless it comes checked (QuestionError when it fails)."""
+        """The answer to a question, checked here unless it comes checked (QuestionError when it fails). The same
+        question with the same history is answered once per bot (a bot reads one state of the index: a changed
+        index is served by a new bot); its copies say how long the lookup took, under "cached"."""
         if not isinstance(question, CheckedQuestion):
             question = check_question(self.settings, question, history)
+        if self._answered is None:
+            return self._read(question)
+        started = time.perf_counter()
+        hit = answer_key(question) in self._answered
+        answer = self._answer(question).model_copy(deep=True)
+        if hit:
+            ms = round((time.perf_counter() - started) * 1000, 2)
+            answer.timings_ms = {"cached": ms, "total": ms}
+        return answer
+
+    def _read(self, question: CheckedQuestion) -> Answer:
         return self.chain.invoke({"question": question.text, "history": list(question.history), "timings_ms": {}})
 
     def example_questions(self) -> list[str]:

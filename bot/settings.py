@@ -32,6 +32,12 @@ class Settings(BaseSettings):
         20_000, description="vectors (questions, sentences) kept in memory at ask time; 1.5 KB each"
     )
     chunk_cache_entries: int = Field(2_000, description="chunks read from the store kept in memory; ~5 KB each")
+    answer_cache_entries: int = Field(
+        512,
+        ge=0,
+        description="answers kept per index: the same question (and history) is answered once, and a burst of it"
+        " waits for that one answer; 0: off",
+    )
     serve_malloc_arenas: int = Field(
         2, ge=0, description="glibc malloc arenas when serving (fewer: less memory held by request threads); 0: default"
     )
@@ -67,6 +73,9 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_api_key: str | None = None
     llm_timeout_s: float = 60.0
+    llm_queue: int = Field(
+        8, ge=0, description="questions that may wait for the in-process LLM; beyond, 503 with Retry-After"
+    )
     store_timeout_s: float = Field(10.0, gt=0, description="seconds a Chroma server may take per call; then 503")
     llm_max_tokens: int = 256
     llm_document_chars: int = Field(

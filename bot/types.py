@@ -196,3 +196,4 @@ class ChainState(TypedDict):
     generation: NotRequired[Any]  # generate: the LLM's candidate (bot.answer.generative.Generation)
     backend: NotRequired[str]  # guard: which backend's draft is cited
     guard: NotRequired[str]  # guard: "passed" or "fallback"
+    llm_review: NotRequired[Any]  # guard: the LLM's grounded answer as the learnt decision judged it, or None

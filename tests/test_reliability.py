@@ -393,3 +393,21 @@ def test_load_with_indexing_during_it(tmp_path):
 
             wait_for(regatta_answered, "the new document answered after indexing")
             assert "Alysa Liu" in http.post("/api/ask", json={"question": GOLD}).json()["answer"]
+
+
+def test_a_burst_of_one_question_is_read_once_and_each_asker_gets_the_same_answer(settings):
+    from bot.event_bot import EventBot
+    from bot.types import Turn
+
+    bot = EventBot(settings)
+    reads = []
+    chain = bot.chain
+    bot.chain = type("Counting", (), {"invoke": lambda self, state: reads.append(1) or chain.invoke(state)})()
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: bot.ask("Who consoled Sakamoto?"), range(8)))
+    assert len(reads) == 1
+    assert len({(a.answer, str(a.citations)) for a in answers}) == 1 and "Liu" in answers[0].answer
+    again = bot.ask("Who consoled Sakamoto?")
+    assert len(reads) == 1 and again.answer == answers[0].answer and set(again.timings_ms) == {"cached", "total"}
+    bot.ask("Who consoled Sakamoto?", [Turn(role="user", content="hi"), Turn(role="assistant", content="Hello.")])
+    assert len(reads) == 2  # another history is another question

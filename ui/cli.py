@@ -14,6 +14,7 @@ from ui.cli_feedback import feedback_app
 from ui.cli_options import (
     Articles,
     Calibrate,
+    CalibrateLLM,
     CalibrateOnly,
     CheckpointMinutes,
     Checkpoints,
@@ -261,6 +262,7 @@ def train_reader(
         int, typer.Option("--squad-questions", help="SQuAD questions drawn for training (0: all).")
     ] = 24_000,
     calibrate_only: CalibrateOnly = False,
+    calibrate_llm: CalibrateLLM = False,
     refit: Refit = False,
     calibrate: Calibrate = True,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run from its checkpoint.")] = False,
@@ -276,6 +278,8 @@ def train_reader(
     from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, check_training_paths, train, training_groups
 
     squad, out = data or SQUAD_DIR, out or WEIGHTS_DIR
+    if calibrate_llm:
+        return learn_when_to_give_the_llms_answer(out, limit, refit)
     check_training_paths(squad, out, calibrate_only, refit)
     if not calibrate_only:
         config = TrainConfig(
@@ -301,6 +305,27 @@ def train_reader(
     typer.echo(
         f"Answerability: AUC {figures['auc']}, answers {figures['answered']:.0%} of {figures['questions']} "
         f"questions with {figures['wrong']:.1%} wrong (cross-validated by article); {out / 'answerability.json'}."
+    )
+
+
+def learn_when_to_give_the_llms_answer(out: Path, limit: int | None, refit: bool) -> None:
+    from bot.errors import InputError
+    from bot.training.fine_tune import WEIGHTS_FILE
+    from bot.training.llm_calibration import ROWS_FILE, calibrate_llm
+
+    if not (out / WEIGHTS_FILE).is_file():
+        raise InputError(f"no reader weights at {out / WEIGHTS_FILE}: the LLM's decision is fitted beside them")
+    if refit and not (out / ROWS_FILE).is_file():
+        raise InputError(f"--refit needs the readings of an earlier --calibrate-llm in {out / ROWS_FILE}")
+    figures = calibrate_llm(out, limit, refit)["cross_validated"]
+    reader, llm, decision = (
+        figures["mean_accuracy_wrong"][k] for k in ("span_reader_alone", "every_grounded_llm_answer", "the_decision")
+    )
+    typer.echo(
+        f"LLM decision: AUC {figures['auc']} over {figures['llm_grounded_answers']} grounded answers; mean accuracy / "
+        f"wrong over {len(figures['groups'])} sets (out of fold): span reader {reader[0]:.2f} / {reader[1]:.3f}, every "
+        f"grounded LLM answer {llm[0]:.2f} / {llm[1]:.3f}, the decision {decision[0]:.2f} / {decision[1]:.3f}; "
+        f"{out / 'llm_decision.json'}."
     )
 
 

@@ -62,11 +62,20 @@ OutDir = Annotated[
 CalibrateOnly = Annotated[
     bool, typer.Option("--calibrate-only", help="Keep the weights in --out; only learn again when to answer.")
 ]
+CalibrateLLM = Annotated[
+    bool,
+    typer.Option(
+        "--calibrate-llm",
+        help="Keep the weights and answerability.json in --out; learn when to give the installed LLM's answer "
+        "(reads every development set with it: about an hour on 2 cores).",
+    ),
+]
 Refit = Annotated[
     bool,
     typer.Option(
         "--refit",
-        help="With --calibrate-only: fit again on the readings stored in --out (calibration.jsonl); read nothing.",
+        help="With --calibrate-only or --calibrate-llm: fit again on the readings stored in --out (calibration.jsonl, "
+        "llm_calibration.jsonl); read nothing.",
     ),
 ]
 Calibrate = Annotated[

@@ -43,7 +43,8 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     },
     503: {
         "description": "The index cannot be read (not built yet, the Chroma server down or stalled past "
-        "`EVENTBOT_STORE_TIMEOUT_S`)"
+        "`EVENTBOT_STORE_TIMEOUT_S`), or more questions wait for the LLM than `EVENTBOT_LLM_QUEUE` (with "
+        "`Retry-After`)"
     },
 }
 
@@ -71,7 +72,9 @@ def store_reason(exc: Exception) -> str:
 
 
 async def eventbot_error(request: Request, exc: EventbotError) -> JSONResponse:
-    return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc) or 500)
+    retry_after = getattr(exc, "retry_after_s", None)  # the LLM's queue is full (LLMBusyError)
+    headers = {"Retry-After": str(retry_after)} if retry_after else None
+    return JSONResponse({"detail": detail_of(exc)}, status_code=status_of(exc) or 500, headers=headers)
 
 
 async def server_fault(request: Request, exc: Exception) -> JSONResponse:

@@ -1,21 +1,22 @@
-"""The grounding guard: an LLM's answer reaches the user only when the documents it cites back it.
+"""The grounding guard: an LLM's answer reaches the user only when the documents it cites back it and the learnt
+decision gives it.
 
 Used after every generative backend. The answer passes when:
 - the LLM produced text at all (no error, no time-out, not empty);
-- it is not an answer where the extractive answerer abstained (an abstention signal is never overruled),
-  and not a "not in the documents" where the extractive answerer found the answer;
+- a "not in the documents" passes where the extractive answerer abstained too (else its answer stands);
 - it cites at least one passage, and every cited `[n]` is one of the numbered passages;
 - every number, date, proper name and quoted phrase of each sentence occurs in the passages that sentence cites
   (a sentence without a marker is held to all passages the answer cites). The sentences, names (proper nouns) and
   quotation marks are spaCy's, and so is the reading of a number's words;
 - a sentence that denies something ("not", "never", "n't", a leading "No,") cites a passage that denies something
-  too, and the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"): phrases found by spaCy's Matcher, with the token patterns of
-  bot/lang/en/guard.toml;
+  too, and the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"):
+  phrases found by spaCy's Matcher, with the token patterns of bot/lang/en/guard.toml;
 - most of each sentence's other words (MIN_GROUNDED_TERMS, compared as lemmas) are in the passages it cites:
   "the final was delayed by a storm" does not pass on a passage that never says so;
-- when the extractive answerer found a precise phrase ("Third place", "27-year-old", "Ana Figueroa"), the answer
-  says it too: of the phrase's words that the question does not already hold, at least one (every number among
-  them) is in the answer. "Moretti won the final" does not pass where the documents say he came third.
+- the learnt decision (bot.answer.llm_decide) gives it: its probability of being right, from the LLM's
+  log-probabilities, the span reader's probability, whether the answer says the precise phrase the span reader
+  found ("Third place", "27-year-old"), and more, reaches the fitted threshold. Whether the span reader abstained
+  is one of its signals, no longer a veto.
 Otherwise the extractive answer is returned, with `guard="fallback"` and the reason logged.
 
 A passing answer keeps the answer object's contract: its `[n]` are renumbered 1, 2, … in order of first use and
@@ -36,7 +37,7 @@ from bot.answer.claims import (
     says_not_in_documents,
     split_claims,
 )
-from bot.answer.generative import Generation
+from bot.answer.llm_decide import LLMDecision, llm_features
 from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
 from bot.types import Draft, Passage, Sentence, Span
 
@@ -54,52 +55,77 @@ class Verdict:
     reason: str = ""  # why it fell back
 
 
+@dataclass
+class LLMReview:
+    """A grounded LLM answer as the learnt decision judged it (calibration reads it to label and refit)."""
+
+    draft: Draft  # the LLM's answer, renumbered and quoted
+    features: list[float]  # bot.answer.llm_decide.LLM_FEATURES
+    probability: float
+
+
 class Guard:
-    """The guard step of the chain: reads state["generation"], state["draft"] (extractive), the passages the LLM read
-    (state["llm_passages"]) and their sentences (state["llm_corpus"]); sets state["draft"], state["backend"] and
-    state["guard"]."""
+    """The guard step of the chain: reads state["generation"], state["draft"] (extractive) and the reader's
+    state["decision"], the passages the LLM read (state["llm_passages"]) and their sentences (state["llm_corpus"]);
+    sets state["draft"], state["backend"], state["guard"] and state["llm_review"] (None when the LLM's answer did not
+    reach the learnt decision)."""
+
+    def __init__(self, decision: LLMDecision):
+        self.decision = decision
 
     def __call__(self, state: dict) -> dict:
-        sentences_in = state["llm_corpus"].sentences_in
-        verdict = review(
-            state["generation"], state["llm_passages"], state["draft"], sentences_in, state["standalone_question"]
-        )
+        verdict, llm_review = self.review(state)
         if verdict.guard == "fallback":
             log.info("guard fallback (%s) for %r: %s", state["generation"].backend, state["question"], verdict.reason)
-        return {**state, "draft": verdict.draft, "backend": verdict.backend, "guard": verdict.guard}
+        return {
+            **state,
+            "draft": verdict.draft,
+            "backend": verdict.backend,
+            "guard": verdict.guard,
+            "llm_review": llm_review,
+        }
 
+    def review(self, state: dict) -> tuple[Verdict, LLMReview | None]:
+        """Keep the LLM's answer when the passages back it and the learnt decision gives it, else fall back to the
+        extractive draft."""
+        generation, extractive, passages = state["generation"], state["draft"], state["llm_passages"]
 
-def review(
-    generation: Generation,
-    passages: list[Passage],
-    extractive: Draft,
-    sentences_in: Callable[[Passage], list[Sentence]],
-    question: str = "",
-) -> Verdict:
-    """Keep the LLM's answer when the passages back it, else fall back to the extractive draft."""
+        def fallback(reason: str, llm_review: LLMReview | None = None) -> tuple[Verdict, LLMReview | None]:
+            return Verdict(extractive, "extractive", "fallback", reason), llm_review
 
-    def fallback(reason: str) -> Verdict:
-        return Verdict(extractive, "extractive", "fallback", reason)
-
-    if generation.error:
-        return fallback(f"the LLM failed: {generation.error}")
-    text = clean(generation.text or "")
-    if not text:
-        return fallback("the LLM wrote nothing")
-    if says_not_in_documents(text):
-        if extractive.abstained:  # both say the documents do not answer: the usual wording, with its reason
-            return Verdict(extractive, generation.backend, "passed")
-        return fallback("the LLM found no answer where the extractive answerer found one")
-    if extractive.abstained:
-        return fallback("the LLM answered where the extractive answerer abstained" + _because(extractive))
-    problem = unsupported(text, [p.text for p in passages]) or disagrees(text, extractive, question)
-    if problem:
-        return fallback(problem)
-    return Verdict(cited_draft(text, passages, sentences_in), generation.backend, "passed")
-
-
-def _because(extractive: Draft) -> str:
-    return f" ({extractive.reason})" if extractive.reason else ""
+        if generation.error:
+            return fallback(f"the LLM failed: {generation.error}")
+        text = clean(generation.text or "")
+        if not text:
+            return fallback("the LLM wrote nothing")
+        if says_not_in_documents(text):
+            if extractive.abstained:  # both say the documents do not answer: the usual wording, with its reason
+                return Verdict(extractive, generation.backend, "passed"), None
+            return fallback("the LLM found no answer where the extractive answerer found one")
+        problem = unsupported(text, [p.text for p in passages])
+        if problem:
+            return fallback(problem)
+        llm_draft = cited_draft(text, passages, state["llm_corpus"].sentences_in)
+        phrase = extracted_phrase(extractive)
+        agrees = None if not phrase else disagrees(text, extractive, state["standalone_question"]) is None
+        features = llm_features(
+            generation.token_logprobs,
+            generation.p_not_in_documents,
+            llm_draft,
+            extractive,
+            state.get("decision"),
+            state["asked"],
+            state["passages"],
+            agrees,
+        )
+        p = self.decision.probability(features)
+        llm_review = LLMReview(llm_draft, features, p)
+        if p < self.decision.threshold:
+            return fallback(
+                f"the learnt decision gives the LLM's answer {p:.2f}, under {self.decision.threshold}", llm_review
+            )
+        llm_draft.confidence = p
+        return Verdict(llm_draft, generation.backend, "passed"), llm_review
 
 
 def unsupported(text: str, passages: list[str]) -> str | None:

@@ -36,30 +36,47 @@ def squad_f1(prediction: str, gold: str) -> float:
     return compute_f1(gold, prediction, unicode_punctuation=True) if answer_tokens(gold, True) else 0.0
 
 
-def readings(settings: Settings, documents: list[Path], items: list, group: str) -> Iterator[dict]:
+def answered_states(settings: Settings, documents: list[Path], items: list, group: str) -> Iterator[tuple]:
     """Index `documents` together in a temporary folder and answer every eval item there as the chain would (a
-    conversation's turns in order, each read after the bot's own previous answer); one row per item: its
-    features, whether the reply was right, whether it could be."""
-    from bot.eval.metrics import is_correct
+    conversation's turns in order, each read after the bot's own previous answer); yields (item, the chain's state
+    at the draft)."""
     from bot.eval.running import temporary_bot
-    from bot.types import Answer, Turn
+    from bot.types import Turn
 
     with temporary_bot(settings, documents) as (_, bot):
         conversations: dict[str, list[Turn]] = {}
         for item in tqdm(items, desc=f"reading {group}", unit="question", leave=False):
             history = conversations.setdefault(item.conversation, []) if item.conversation else list(item.history)
             state = bot.drafts.invoke({"question": item.question, "history": list(history), "timings_ms": {}})
-            draft = state["draft"]
-            reply = Answer(question=item.question, answer=draft.text, abstained=draft.abstained)
             if item.conversation:
-                history += [Turn(role="user", content=item.question), Turn(role="assistant", content=draft.text)]
-            yield {
-                "group": group,
-                "answerable": item.answerable,
-                "features": features(draft.evidence) if draft.evidence is not None else None,
-                "right": not draft.abstained and is_correct(reply, item.answers, item.answerable, item.yes_no),
-                "kind": item.kind,
-            }
+                history += [
+                    Turn(role="user", content=item.question),
+                    Turn(role="assistant", content=state["draft"].text),
+                ]
+            yield item, state
+
+
+def is_right(draft, item) -> bool:
+    """Whether `draft` is a right reply to the eval item, as `eventbot eval` scores it (an abstention is right
+    where the documents do not answer)."""
+    from bot.eval.metrics import is_correct
+    from bot.types import Answer
+
+    reply = Answer(question=item.question, answer=draft.text, abstained=draft.abstained)
+    return is_correct(reply, item.answers, item.answerable, item.yes_no)
+
+
+def readings(settings: Settings, documents: list[Path], items: list, group: str) -> Iterator[dict]:
+    """One row per item: its features, whether the reply was right, whether it could be."""
+    for item, state in answered_states(settings, documents, items, group):
+        draft = state["draft"]
+        yield {
+            "group": group,
+            "answerable": item.answerable,
+            "features": features(draft.evidence) if draft.evidence is not None else None,
+            "right": not draft.abstained and is_right(draft, item),
+            "kind": item.kind,
+        }
 
 
 def squad_rows(settings: Settings, squad_dir: Path, limit: int | None) -> Iterator[dict]:

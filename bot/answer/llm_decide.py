@@ -1,0 +1,89 @@
+"""Decide whether the LLM's grounded answer is given: one learnt probability over both readers.
+
+The LLM reads better than the trained span reader and invents answers where the documents are silent; neither
+signal alone tells its right answers from its wrong ones on every kind of set. So the decision is gradient-boosted
+trees over general signals of both: the LLM's token log-probabilities and its probability of opening with "Not in
+the documents", the span reader's learnt probability and whether it answered, whether the two agree, how much of
+the question the cited sentences hold, retrieval's best score, and what the question asks. It is fitted by
+`eventbot train-reader --calibrate-llm` (bot.training.llm_calibration) on the development sets, out of fold by set,
+a wrong answer costing two right ones; below its threshold the span reader's own reply (answer, unsure or decline)
+stands. An answer whose names, numbers or quotes its cited sentences lack never gets this far (bot.answer.guard)."""
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bot.answer.terms import terms_of
+from bot.answer.understand import KINDS
+from bot.types import Decision, Draft, Passage, Question
+
+LLM_CALIBRATION_FILE = "llm_decision.json"
+LLM_MODEL_FILE = "llm_decision.joblib"
+
+LLM_FEATURES = [
+    "llm_mean_logprob", "llm_min_logprob", "llm_first_logprob", "llm_p_not_in_documents", "llm_log_tokens",
+    "reader_probability", "reader_answered", "reader_unsure", "reader_phrase_in_answer", "reader_phrase_missing",
+    "cited_sentences", "question_in_cited", "answer_words_in_cited", "best_passage_score",
+    *(f"kind_{k}" for k in KINDS),
+]  # fmt: skip
+
+
+def llm_features(
+    token_logprobs: list[float] | None,
+    p_not_in_documents: float | None,
+    llm_draft: Draft,
+    extractive: Draft,
+    decision: Decision | None,
+    asked: Question,
+    passages: list[Passage],
+    phrase_agrees: bool | None,
+) -> list[float]:
+    """The decision's inputs, in LLM_FEATURES order; NaN where a backend gives no log-probabilities (the trees
+    route a missing value as they learnt to). `phrase_agrees`: whether the LLM's answer says the precise phrase the
+    span reader found (None when it found none)."""
+    nan = float("nan")
+    logprobs = token_logprobs or []
+    cited = " ".join(q.text for q in llm_draft.quotes)
+    cited_terms = terms_of(cited)
+    answer_terms = terms_of(llm_draft.text)
+    return [
+        float(np.mean(logprobs)) if logprobs else nan,
+        float(min(logprobs)) if logprobs else nan,
+        logprobs[0] if logprobs else nan,
+        nan if p_not_in_documents is None else p_not_in_documents,
+        math.log1p(len(logprobs)) if logprobs else nan,
+        decision.confidence if decision is not None else 0.0,
+        float(not extractive.abstained),
+        float(decision is not None and decision.unsure and extractive.abstained),
+        float(phrase_agrees is True),
+        float(phrase_agrees is False),
+        float(len(llm_draft.quotes)),
+        len(asked.terms & cited_terms) / len(asked.terms) if asked.terms else 1.0,
+        len(answer_terms & cited_terms) / len(answer_terms) if answer_terms else 1.0,
+        max((p.score for p in passages), default=0.0),
+        *(float(asked.kind == k) for k in KINDS),
+    ]
+
+
+@dataclass
+class LLMDecision:
+    """P(the LLM's grounded answer is right): trees over LLM_FEATURES; the answer is given at `threshold` or above."""
+
+    model: object  # a fitted sklearn classifier with predict_proba
+    threshold: float
+
+    @classmethod
+    def load(cls, path: Path) -> "LLMDecision":
+        """`path` (llm_decision.json: the features, the threshold and the figures) and the trees beside it."""
+        import joblib
+
+        raw = json.loads(path.read_text())
+        if raw["features"] != LLM_FEATURES:
+            raise ValueError(f"{path} was fitted on other features: run `eventbot train-reader --calibrate-llm`")
+        return cls(joblib.load(path.with_name(LLM_MODEL_FILE)), raw["threshold"])
+
+    def probability(self, features: list[float]) -> float:
+        return float(self.model.predict_proba(np.array([features], dtype=float))[0, 1])

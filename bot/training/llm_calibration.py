@@ -1,0 +1,117 @@
+"""`eventbot train-reader --calibrate-llm`: learns when the LLM's answer is given (bot.answer.llm_decide).
+
+Every question of the development sets is answered by the bot with the installed LLM (conversations turn by turn);
+for each, the span reader's reply is kept and so is the LLM's answer where it is grounded (its features as the
+guard computes them). Each is labelled right or wrong as `eventbot eval` scores it. Gradient-boosted trees learn,
+out of fold by set (GroupKFold), the probability that the LLM's grounded answer is right; the threshold is the one
+whose out-of-fold replies serve the sets best (each set weighing the same, a wrong answer costing WRONG_COST right
+ones), where below it the span reader's own reply stands. While reading, the guard never gives the LLM's answer
+(a decision of threshold 2), so a conversation's earlier answers are the span reader's.
+"""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLM_FEATURES, LLM_MODEL_FILE
+from bot.settings import Settings
+from bot.training.calibration import answered_states, by_group, fit_cross_validated, is_right, utility
+
+ROWS_FILE = "llm_calibration.jsonl"
+
+
+def llm_rows(settings: Settings, limit: int | None) -> Iterator[dict]:
+    """One row per development-set question: the LLM's grounded answer's features and whether it is right (None
+    where it gave none), and the span reader's reply."""
+    from bot.eval.datasets import DEV_SETS_DIR
+    from bot.eval.items import dataset_corpus, load_dataset
+
+    for path in sorted(DEV_SETS_DIR.glob("*.jsonl")):
+        items = load_dataset(path)[:limit]
+        for item, state in answered_states(settings, dataset_corpus(path, settings), items, path.stem):
+            review, reader = state["llm_review"], state["draft"]
+            yield {
+                "group": path.stem,
+                "question": item.question,
+                "answerable": item.answerable,
+                "kind": item.kind,
+                "llm": state["generation"].text,
+                "features": review.features if review else None,
+                "llm_right": is_right(review.draft, item) if review else None,
+                "reader_right": is_right(reader, item),
+                "reader_answered": not reader.abstained,
+            }
+
+
+def outcomes(rows: list[dict], p: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """(right, wrong) per row when the LLM's grounded answer is given at p ≥ t, else the span reader's reply."""
+    llm = np.array([r["features"] is not None for r in rows]) & (p >= t)
+    llm_right = np.array([bool(r["llm_right"]) for r in rows])
+    reader_right = np.array([r["reader_right"] for r in rows])
+    reader_wrong = np.array([r["reader_answered"] and not r["reader_right"] for r in rows])
+    return np.where(llm, llm_right, reader_right), np.where(llm, ~llm_right, reader_wrong)
+
+
+def fit_llm_decision(rows: list[dict]):
+    """The trees (fitted on every grounded answer), the threshold chosen on out-of-fold probabilities, and the
+    figures: each set's accuracy and wrong rate with the span reader alone, with every grounded LLM answer, and
+    with the decision."""
+    from sklearn.metrics import roc_auc_score
+
+    answered = [i for i, r in enumerate(rows) if r["features"] is not None]
+    x = np.array([rows[i]["features"] for i in answered], dtype=float)
+    y = np.array([rows[i]["llm_right"] for i in answered], dtype=int)
+    model, oof_answered = fit_cross_validated(x, y, [rows[i]["group"] for i in answered])
+    oof = np.full(len(rows), -1.0)
+    oof[answered] = oof_answered
+    choices = {round(float(t), 2): by_group(rows, *outcomes(rows, oof, t)) for t in np.linspace(0, 0.95, 39)}
+    threshold = max(choices, key=lambda t: utility(choices[t]))
+
+    def mean(figures: dict) -> list[float]:
+        return [round(float(np.mean([f[k] for f in figures.values()])), 3) for k in (0, 1)]
+
+    figures = {
+        "questions": len(rows),
+        "groups": sorted({r["group"] for r in rows}),
+        "llm_grounded_answers": len(answered),
+        "llm_grounded_right": round(float(y.mean()), 3),
+        "auc": round(float(roc_auc_score(y, oof_answered)), 3) if len(set(y)) > 1 else None,
+        "wrong_cost": 2.0,
+        "utility_by_threshold": {t: round(utility(f), 3) for t, f in choices.items()},
+        "mean_accuracy_wrong": {
+            "span_reader_alone": mean(by_group(rows, *outcomes(rows, oof, 2.0))),
+            "every_grounded_llm_answer": mean(by_group(rows, *outcomes(rows, oof, -1.0))),
+            "the_decision": mean(choices[threshold]),
+        },
+        "accuracy_wrong_by_set": choices[threshold],
+    }
+    return model, threshold, figures
+
+
+def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False) -> dict:
+    """Reads the development sets with the installed LLM (or, with `refit`, the rows stored in `out`), fits, writes
+    `out/llm_decision.json` and `out/llm_decision.joblib`; returns the figures."""
+    import joblib
+
+    if refit:
+        rows = [json.loads(line) for line in (out / ROWS_FILE).read_text().splitlines()]
+    else:
+        from sklearn.dummy import DummyClassifier
+
+        # while reading, a decision that never gives the LLM's answer: the guard still reviews and records it
+        joblib.dump(DummyClassifier().fit(np.zeros((2, len(LLM_FEATURES))), [0, 1]), out / LLM_MODEL_FILE)
+        (out / LLM_CALIBRATION_FILE).write_text(json.dumps({"features": LLM_FEATURES, "threshold": 2.0}))
+        settings = Settings(llm="llamacpp", reader="trained", reader_weights=out / "reader.safetensors")
+        rows = []
+        with (out / ROWS_FILE).open("w") as stored:
+            for row in llm_rows(settings, limit):
+                rows.append(row)
+                stored.write(json.dumps(row) + "\n")
+                stored.flush()
+    model, threshold, figures = fit_llm_decision(rows)
+    joblib.dump(model, out / LLM_MODEL_FILE, compress=3)
+    report = {"features": LLM_FEATURES, "threshold": threshold, "cross_validated": figures}
+    (out / LLM_CALIBRATION_FILE).write_text(json.dumps(report, indent=1))
+    return report

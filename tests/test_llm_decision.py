@@ -1,0 +1,71 @@
+"""The learnt decision to give the LLM's answer (bot.answer.llm_decide, bot.training.llm_calibration): how its
+threshold is chosen from labelled rows, and the shipped fit."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLM_FEATURES, LLMDecision
+from bot.reader.model import WEIGHTS_DIR
+from bot.training.llm_calibration import fit_llm_decision, outcomes
+from tests.conftest import run_cli
+
+
+def row(group: str, llm_right: bool | None, reader_right: bool, reader_answered: bool, signal: float = 0.0) -> dict:
+    features = None if llm_right is None else [signal] + [0.0] * (len(LLM_FEATURES) - 1)
+    return {
+        "group": group,
+        "features": features,
+        "llm_right": llm_right,
+        "reader_right": reader_right,
+        "reader_answered": reader_answered,
+    }
+
+
+def test_below_the_threshold_the_span_readers_reply_stands():
+    rows = [
+        row("a", True, False, False),  # the LLM right where the reader declined
+        row("a", False, True, True),  # the LLM wrong where the reader was right
+        row("a", None, True, False),  # no grounded LLM answer: the reader's right decline
+        row("a", None, False, True),  # no grounded LLM answer: the reader's wrong answer
+    ]
+    p = np.array([0.9, 0.2, -1.0, -1.0])
+    right, wrong = outcomes(rows, p, 0.5)
+    assert right.tolist() == [True, True, True, False] and wrong.tolist() == [False, False, False, True]
+    right, wrong = outcomes(rows, p, 0.1)  # the LLM's wrong answer given too
+    assert right.tolist() == [True, False, True, False] and wrong.tolist() == [False, True, False, True]
+
+
+def test_the_fit_learns_which_signal_tells_right_from_wrong_and_beats_both_readers_alone():
+    rng = np.random.default_rng(0)
+    rows = []
+    for g in range(6):
+        for _ in range(120):
+            signal = rng.normal()
+            rows.append(row(f"set{g}", bool(signal > 0), reader_right=False, reader_answered=False, signal=signal))
+    model, threshold, figures = fit_llm_decision(rows)
+    assert figures["auc"] > 0.95
+    reader, every, decided = (
+        figures["mean_accuracy_wrong"][k] for k in ("span_reader_alone", "every_grounded_llm_answer", "the_decision")
+    )
+    assert reader == [0.0, 0.0] and every[1] > 0.4  # declining everything, or answering everything half wrong
+    assert decided[0] > 0.4 and decided[1] < 0.1  # the decision gives the right half and few wrong ones
+    assert LLMDecision(model, threshold).probability([2.0] + [0.0] * (len(LLM_FEATURES) - 1)) > threshold
+
+
+def test_the_shipped_decision_loads_and_says_what_it_was_fitted_on():
+    path = WEIGHTS_DIR / LLM_CALIBRATION_FILE
+    figures = json.loads(path.read_text())["cross_validated"]
+    decision = LLMDecision.load(path)
+    assert 0 < decision.threshold < 1
+    assert len(figures["groups"]) >= 20 and figures["llm_grounded_answers"] > 300
+
+
+@pytest.mark.parametrize("refit", [False, True])
+def test_calibrate_llm_without_reader_weights_is_a_one_line_error(tmp_path, refit):
+    result = run_cli(
+        "train-reader", "--calibrate-llm", "--out", str(tmp_path), *(["--refit"] if refit else []), check=False
+    )
+    assert result.returncode == 2 and "no reader weights" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
