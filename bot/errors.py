@@ -66,7 +66,7 @@ class LLMBusyError(UnavailableError):
     """More questions wait for the in-process LLM than `EVENTBOT_LLM_QUEUE` allows; `retry_after_s`: when one
     more is likely to get its turn."""
 
-    def __init__(self, message: str, retry_after_s: int):
+    def __init__(self, message: str, retry_after_s: int = 1):
         super().__init__(message)
         self.retry_after_s = retry_after_s
 

@@ -20,6 +20,7 @@ from bot.errors import (
     FeedbackUnavailableError,
     FileTooLargeError,
     InputError,
+    LLMBusyError,
     LLMSetupError,
     NotFoundError,
     NotReadyError,
@@ -55,6 +56,7 @@ EXPECTED: dict[type[EventbotError], tuple[int, int]] = {
     UnsupportedTypeError: (2, 415),
     StoreUnavailableError: (2, 503),
     NotReadyError: (2, 503),
+    LLMBusyError: (2, 503),  # more questions wait for the LLM than EVENTBOT_LLM_QUEUE; with Retry-After
     LLMSetupError: (2, 500),  # the server cannot work as configured: a fault of its own, logged
     FeedbackError: (2, 422),
     FeedbackNotFoundError: (2, 404),

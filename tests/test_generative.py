@@ -93,6 +93,20 @@ def test_llamacpp_model_loads_once_per_process(llamacpp_bot, settings):
     assert load_llama.cache_info().misses == before
 
 
+def test_llamacpp_records_what_the_model_thought_of_each_token_it_wrote(llamacpp_bot, settings):
+    """The decision to give an answer reads the model's own log-probabilities (bot.answer.llm_decide)."""
+    from bot.answer.generative import load_generator, load_llama
+
+    generate = load_generator(settings.model_copy(update={"llm": "llamacpp", "llm_model": str(GGUF)}))
+    q = "Who consoled Sakamoto?"
+    generation = generate(q, llamacpp_bot.llm_reads(llamacpp_bot.retriever(q)))
+    assert generation.error is None and generation.text
+    tokens = load_llama(str(GGUF)).tokenize(generation.text.encode(), add_bos=False, special=False)
+    assert abs(len(generation.token_logprobs) - len(tokens)) <= 2  # one per token written (the last may be merged)
+    assert all(lp <= 0 for lp in generation.token_logprobs) and sum(generation.token_logprobs) < 0
+    assert 0 < generation.p_not_in_documents < 1
+
+
 # -- the `openai` backend against llama-cpp-python's own server -----------------------------------------------
 
 # `python -m llama_cpp.server`, with the model loaded as bot.generative loads it (see without_extra_buffer_types)

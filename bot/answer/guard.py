@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from bot.answer.cite import markers_in, without_markers
 from bot.answer.claims import (
+    Claim,
     backing_of,
     clean,
     number_value,
@@ -102,6 +103,7 @@ class Guard:
             if extractive.abstained:  # both say the documents do not answer: the usual wording, with its reason
                 return Verdict(extractive, generation.backend, "passed"), None
             return fallback("the LLM found no answer where the extractive answerer found one")
+        as_written, text = text, recited(text, [p.text for p in passages])
         problem = unsupported(text, [p.text for p in passages])
         if problem:
             return fallback(problem)
@@ -117,6 +119,7 @@ class Guard:
             state["asked"],
             state["passages"],
             agrees,
+            recited=text != as_written,
         )
         p = self.decision.probability(features)
         llm_review = LLMReview(llm_draft, features, p)
@@ -134,27 +137,55 @@ def unsupported(text: str, passages: list[str]) -> str | None:
     cited = sorted({n for c in claims for n in c.cites})
     if not cited:
         return "the answer cites no passage"
-    missing = [n for n in cited if not 1 <= n <= len(passages)]
+    return next((p for claim in claims if (p := claim_problem(claim, passages, claim.cites or cited))), None)
+
+
+def claim_problem(claim: Claim, passages: list[str], sources: list[int]) -> str | None:
+    """Why one sentence of the answer is not backed by the passages `sources` (numbered from 1), or None."""
+    where = ", ".join(f"[{n}]" for n in sources)
+    missing = [n for n in sources if not 1 <= n <= len(passages)]
     if missing:
         return f"the answer cites [{missing[0]}], but there are only {len(passages)} passages"
-    for claim in claims:
-        sources = claim.cites or cited
-        where = ", ".join(f"[{n}]" for n in sources)
-        if claim.about_the_documents:
-            return f"the answer speaks of the documents instead of the event: {claim.text!r}"
-        cited_text = " ".join(passages[n - 1] for n in sources)
-        backing = backing_of(cited_text)
-        if claim.denial and not backing.denies:
-            return f"the answer denies something ({claim.denial!r}) that the cited passages {where} do not"
-        for kind, fact in claim.facts:
-            if not occurs(kind, fact, backing):
-                return f"the {kind} {fact!r} is not in the cited passage{'s' if len(sources) > 1 else ''} {where}"
-        said = grounding_terms(claim.text[len(claim.opening) :])
-        held = grounding_terms(cited_text)
-        if len(said) >= 3 and sum(t in held for t in said) < MIN_GROUNDED_TERMS * len(said):
-            missing = [t for t in said if t not in held]
-            return f"the cited passages {where} do not hold most of {claim.text!r} (not: {', '.join(missing)})"
+    if claim.about_the_documents:
+        return f"the answer speaks of the documents instead of the event: {claim.text!r}"
+    if "<" in claim.text or ">" in claim.text or not any(ch.isalpha() for ch in claim.text):
+        return f"the sentence {claim.text!r} says nothing about the event"
+    cited_text = " ".join(passages[n - 1] for n in sources)
+    backing = backing_of(cited_text)
+    if claim.denial and not backing.denies:
+        return f"the answer denies something ({claim.denial!r}) that the cited passages {where} do not"
+    for kind, fact in claim.facts:
+        if not occurs(kind, fact, backing):
+            return f"the {kind} {fact!r} is not in the cited passage{'s' if len(sources) > 1 else ''} {where}"
+    said = grounding_terms(claim.text[len(claim.opening) :])
+    held = grounding_terms(cited_text)
+    if len(said) >= 3 and sum(t in held for t in said) < MIN_GROUNDED_TERMS * len(said):
+        missing_terms = [t for t in said if t not in held]
+        return f"the cited passages {where} do not hold most of {claim.text!r} (not: {', '.join(missing_terms)})"
     return None
+
+
+def recited(text: str, passages: list[str]) -> str:
+    """The answer with each sentence citing a passage that backs it: the one it cites when that does, else the
+    passage that does and shares most of its words (a small model often names the passage beside the one it read
+    the fact in, or none). A sentence no single passage backs keeps its markers, and the checks then refuse it."""
+    claims = split_claims(text)
+    cited = sorted({n for c in claims for n in c.cites})
+    sources = [c.cites or cited for c in claims]
+    changed = False
+    for i, claim in enumerate(claims):
+        if sources[i] and claim_problem(claim, passages, sources[i]) is None:
+            continue
+        backing = [n for n in range(1, len(passages) + 1) if claim_problem(claim, passages, [n]) is None]
+        if backing:
+            said = set(content_terms(claim.text))
+            sources[i] = [max(backing, key=lambda n: len(said & set(content_terms(passages[n - 1]))))]
+            changed = True
+    if not changed:
+        return text
+    return " ".join(
+        f"{c.text.strip()} " + "".join(f"[{n}]" for n in cited_by) for c, cited_by in zip(claims, sources, strict=True)
+    )
 
 
 def grounding_terms(text: str) -> set[str]:

@@ -26,7 +26,7 @@ LLM_MODEL_FILE = "llm_decision.joblib"
 LLM_FEATURES = [
     "llm_mean_logprob", "llm_min_logprob", "llm_first_logprob", "llm_p_not_in_documents", "llm_log_tokens",
     "reader_probability", "reader_answered", "reader_unsure", "reader_phrase_in_answer", "reader_phrase_missing",
-    "cited_sentences", "question_in_cited", "answer_words_in_cited", "best_passage_score",
+    "cited_sentences", "recited", "question_in_cited", "answer_words_in_cited", "best_passage_score",
     *(f"kind_{k}" for k in KINDS),
 ]  # fmt: skip
 
@@ -40,10 +40,12 @@ def llm_features(
     asked: Question,
     passages: list[Passage],
     phrase_agrees: bool | None,
+    recited: bool = False,
 ) -> list[float]:
     """The decision's inputs, in LLM_FEATURES order; NaN where a backend gives no log-probabilities (the trees
     route a missing value as they learnt to). `phrase_agrees`: whether the LLM's answer says the precise phrase the
-    span reader found (None when it found none)."""
+    span reader found (None when it found none); `recited`: whether the guard pointed a sentence's citation at
+    another passage than the one the LLM named."""
     nan = float("nan")
     logprobs = token_logprobs or []
     cited = " ".join(q.text for q in llm_draft.quotes)
@@ -61,6 +63,7 @@ def llm_features(
         float(phrase_agrees is True),
         float(phrase_agrees is False),
         float(len(llm_draft.quotes)),
+        float(recited),
         len(asked.terms & cited_terms) / len(asked.terms) if asked.terms else 1.0,
         len(answer_terms & cited_terms) / len(answer_terms) if answer_terms else 1.0,
         max((p.score for p in passages), default=0.0),

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from bot.answer.claims import says_not_in_documents
 from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLM_FEATURES, LLM_MODEL_FILE
 from bot.settings import Settings
 from bot.training.calibration import answered_states, by_group, fit_cross_validated, is_right, utility
+from bot.types import Draft
 
 ROWS_FILE = "llm_calibration.jsonl"
 
@@ -31,7 +33,8 @@ def llm_rows(settings: Settings, limit: int | None) -> Iterator[dict]:
     for path in sorted(DEV_SETS_DIR.glob("*.jsonl")):
         items = load_dataset(path)[:limit]
         for item, state in answered_states(settings, dataset_corpus(path, settings), items, path.stem):
-            review, reader = state["llm_review"], state["draft"]
+            review, reader, written = state["llm_review"], state["draft"], state["generation"].text or ""
+            alone = Draft(written, says_not_in_documents(written), [])  # the LLM's text as it wrote it, unchecked
             yield {
                 "group": path.stem,
                 "question": item.question,
@@ -40,6 +43,8 @@ def llm_rows(settings: Settings, limit: int | None) -> Iterator[dict]:
                 "llm": state["generation"].text,
                 "features": review.features if review else None,
                 "llm_right": is_right(review.draft, item) if review else None,
+                "llm_alone_right": is_right(alone, item),
+                "llm_alone_answered": not alone.abstained,
                 "reader_right": is_right(reader, item),
                 "reader_answered": not reader.abstained,
             }
@@ -72,6 +77,11 @@ def fit_llm_decision(rows: list[dict]):
     def mean(figures: dict) -> list[float]:
         return [round(float(np.mean([f[k] for f in figures.values()])), 3) for k in (0, 1)]
 
+    if all("llm_alone_right" in r for r in rows):  # the LLM's own text, unchecked, for comparison
+        alone = (np.array([r["llm_alone_right"] for r in rows]), np.array([r["llm_alone_answered"] for r in rows]))
+        llm_alone = mean(by_group(rows, alone[0], alone[1] & ~alone[0]))
+    else:
+        llm_alone = None
     figures = {
         "questions": len(rows),
         "groups": sorted({r["group"] for r in rows}),
@@ -82,6 +92,7 @@ def fit_llm_decision(rows: list[dict]):
         "utility_by_threshold": {t: round(utility(f), 3) for t, f in choices.items()},
         "mean_accuracy_wrong": {
             "span_reader_alone": mean(by_group(rows, *outcomes(rows, oof, 2.0))),
+            "llm_alone_unchecked": llm_alone,
             "every_grounded_llm_answer": mean(by_group(rows, *outcomes(rows, oof, -1.0))),
             "the_decision": mean(choices[threshold]),
         },
