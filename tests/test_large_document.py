@@ -43,7 +43,8 @@ def large_bot(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("large")
     digest = write_large_document(tmp / "docs" / "digest.txt", min_bytes=300_000)
     assert digest.stat().st_size >= 300_000
-    settings = Settings(index_dir=tmp / "index", chroma_url=None, collection="large")
+    # no answer cache: these tests count what reading a question costs, every time it is asked
+    settings = Settings(index_dir=tmp / "index", chroma_url=None, collection="large", answer_cache_entries=0)
     build_index(settings, [ARTICLE, digest])
     return EventBot(settings)
 
