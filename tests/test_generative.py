@@ -195,3 +195,22 @@ def test_eval_compares_extractive_and_llm(tmp_path):
     assert llm["settings"]["llm"] == "llamacpp" and extractive["settings"]["llm"] == "none"
     for metrics in (extractive["metrics"]["overall"], llm["metrics"]["overall"]):
         assert metrics["grounded_names"] in (None, 1.0)
+
+
+def test_the_bake_off_scores_as_eval_does(tmp_path):
+    """`eventbot eval --bake-off` reads each question once and compares four ways; two of them are what `eventbot
+    eval` scores for the extractive bot and the LLM bot, and must agree with it, question for question."""
+    dataset = ROOT / "tests" / "fixtures" / "event_qa_subset.jsonl"
+    env = {"EVENTBOT_LLM_MODEL": str(GGUF), "EVENTBOT_LLM_MAX_TOKENS": str(MAX_TOKENS)}
+    env["EVENTBOT_INDEX_DIR"] = str(tmp_path / "unused")
+    table = json.loads(run_cli("eval", "--dataset", str(dataset), "--bake-off", "--json", env=env).stdout)
+    args = ["--dataset", str(dataset), "--config", "llm=none", "--config", "llm=llamacpp", "--json"]
+    [run] = json.loads(run_cli("eval", *args, env=env).stdout)["datasets"]
+    row = table[dataset.stem]
+    assert row["n"] == sum(1 for line in dataset.read_text().splitlines() if line.strip())
+    for way, config in (("span reader alone", "llm=none"), ("the decision", "llm=llamacpp")):
+        metrics = run["results"][config]["metrics"]["overall"]
+        assert row[way][:2] == pytest.approx([metrics["accuracy"], metrics["wrong_rate"]], abs=1e-3), way
+    for accuracy, wrong, declined in (row[way] for way in ("LLM alone, unchecked", "LLM + guard")):
+        assert 0 <= accuracy <= 1 and 0 <= wrong <= 1 - accuracy and 0 <= declined <= 1
+    assert 0 < row["p50_ms"] <= row["p95_ms"]

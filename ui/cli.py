@@ -13,6 +13,7 @@ from ui.cli_base import Cli, fail, print_error
 from ui.cli_feedback import feedback_app
 from ui.cli_options import (
     Articles,
+    BakeOff,
     Calibrate,
     CalibrateLLM,
     CalibrateOnly,
@@ -120,6 +121,7 @@ def evaluate(
     articles: Articles = None,
     limit: PerArticle = None,
     retrieval_only: RetrievalOnly = False,
+    bake_off: BakeOff = False,
 ) -> None:
     """Score question sets (or SQuAD articles, with --squad) through the same chain as the UI, in fresh temporary
     indexes."""
@@ -130,6 +132,10 @@ def evaluate(
 
     if squad is None and (articles or limit is not None or retrieval_only):
         fail("--articles, --limit and --retrieval-only go with --squad DIR")
+    if bake_off:
+        if squad is not None or configs:
+            fail("--bake-off compares its own four ways on --dataset sets: no --squad or --config")
+        return print_bake_off(datasets or running.default_datasets(), as_json)
     if squad is not None and (datasets or not articles):
         fail("--squad DIR needs --articles train|heldout|test|TITLE and takes no --dataset")
     out = eval_report
@@ -327,6 +333,24 @@ def learn_when_to_give_the_llms_answer(out: Path, limit: int | None, refit: bool
         f"grounded LLM answer {llm[0]:.2f} / {llm[1]:.3f}, the decision {decision[0]:.2f} / {decision[1]:.3f}; "
         f"{out / 'llm_decision.json'}."
     )
+
+
+def print_bake_off(datasets: list[Path], as_json: bool) -> None:
+    """`eventbot eval --bake-off`: the four ways to answer, as a table (or JSON)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from bot.training.llm_calibration import BAKE_OFF_WAYS, bake_off
+
+    table = bake_off(datasets)
+    if as_json:
+        typer.echo(json.dumps(table))
+        return
+    shown = Table("set", "n", *BAKE_OFF_WAYS, "p50 / p95 ms", title="accuracy / wrong / declined")
+    for name, row in table.items():
+        ways = [" / ".join(f"{v:.2f}" for v in row[way]) for way in BAKE_OFF_WAYS]
+        shown.add_row(name, str(row["n"]), *ways, f"{row['p50_ms']} / {row['p95_ms']}")
+    Console(width=None if sys.stdout.isatty() else 200).print(shown)
 
 
 @app.command("install-llm")

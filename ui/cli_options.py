@@ -50,6 +50,14 @@ RetrievalOnly = Annotated[
         "--retrieval-only", help="With --squad: only retrieve (hit@k by article and paragraph); answer nothing."
     ),
 ]
+BakeOff = Annotated[
+    bool,
+    typer.Option(
+        "--bake-off",
+        help="Read the sets once with the installed LLM and compare the span reader alone, the LLM alone (unchecked), "
+        "the LLM behind the guard, and the learnt decision: accuracy / wrong / declined, and the chain's p50 / p95.",
+    ),
+]
 
 # -- eventbot train-reader
 

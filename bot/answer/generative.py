@@ -109,7 +109,7 @@ class Generator:
     def __call__(self, question: str, passages: list[Passage]) -> Generation:
         try:
             message = self.chain.invoke({"question": question, "passages": passages})
-            text = StrOutputParser().invoke(message)
+            text = str(StrOutputParser().invoke(message))  # a plain str: spaCy refuses langchain's TextAccessor
         except LLMBusyError:  # too many waiting: the request is refused (503), not answered without the LLM
             raise
         except Exception as exc:  # daemon down, timeout, refused request, broken model: the guard falls back

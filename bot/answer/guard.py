@@ -68,8 +68,8 @@ class LLMReview:
 class Guard:
     """The guard step of the chain: reads state["generation"], state["draft"] (extractive) and the reader's
     state["decision"], the passages the LLM read (state["llm_passages"]) and their sentences (state["llm_corpus"]);
-    sets state["draft"], state["backend"], state["guard"] and state["llm_review"] (None when the LLM's answer did not
-    reach the learnt decision)."""
+    sets state["draft"], state["backend"], state["guard"], state["llm_review"] (None when the LLM's answer did not
+    reach the learnt decision) and state["extractive_draft"] (the span reader's, kept for calibration and comparison)."""
 
     def __init__(self, decision: LLMDecision):
         self.decision = decision
@@ -84,6 +84,7 @@ class Guard:
             "backend": verdict.backend,
             "guard": verdict.guard,
             "llm_review": llm_review,
+            "extractive_draft": state["draft"],
         }
 
     def review(self, state: dict) -> tuple[Verdict, LLMReview | None]:

@@ -24,16 +24,17 @@ from bot.types import Draft
 ROWS_FILE = "llm_calibration.jsonl"
 
 
-def llm_rows(settings: Settings, limit: int | None) -> Iterator[dict]:
-    """One row per development-set question: the LLM's grounded answer's features and whether it is right (None
-    where it gave none), and the span reader's reply."""
+def llm_rows(settings: Settings, limit: int | None, datasets: list[Path] | None = None) -> Iterator[dict]:
+    """One row per question of `datasets` (default: the development sets): the LLM's grounded answer's features
+    and whether it is right (None where it gave none), the span reader's reply, the reply the chain gave (with
+    the installed decision) and how long it took."""
     from bot.eval.datasets import DEV_SETS_DIR
     from bot.eval.items import dataset_corpus, load_dataset
 
-    for path in sorted(DEV_SETS_DIR.glob("*.jsonl")):
+    for path in datasets or sorted(DEV_SETS_DIR.glob("*.jsonl")):
         items = load_dataset(path)[:limit]
         for item, state in answered_states(settings, dataset_corpus(path, settings), items, path.stem):
-            review, reader, written = state["llm_review"], state["draft"], state["generation"].text or ""
+            review, reader, written = state["llm_review"], state["extractive_draft"], state["generation"].text or ""
             alone = Draft(written, says_not_in_documents(written), [])  # the LLM's text as it wrote it, unchecked
             yield {
                 "group": path.stem,
@@ -47,6 +48,9 @@ def llm_rows(settings: Settings, limit: int | None) -> Iterator[dict]:
                 "llm_alone_answered": not alone.abstained,
                 "reader_right": is_right(reader, item),
                 "reader_answered": not reader.abstained,
+                "chain_right": is_right(state["draft"], item),
+                "chain_answered": not state["draft"].abstained,
+                "ms": round(sum(state["timings_ms"].values()), 1),
             }
 
 
@@ -126,3 +130,37 @@ def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False) -> d
     report = {"features": LLM_FEATURES, "threshold": threshold, "cross_validated": figures}
     (out / LLM_CALIBRATION_FILE).write_text(json.dumps(report, indent=1))
     return report
+
+
+BAKE_OFF_WAYS = ("span reader alone", "LLM alone, unchecked", "LLM + guard", "the decision")
+
+
+def bake_off(datasets: list[Path], limit: int | None = None) -> dict[str, dict]:
+    """The four ways to answer side by side on `datasets`, read once with the installed LLM and decision: per set
+    and way, accuracy, wrong and declined rates; per set, the chain's p50 and p95 milliseconds a question."""
+    settings = Settings(llm="llamacpp")
+    rows = list(llm_rows(settings, limit, datasets))
+
+    def rates(right: list[bool], answered: list[bool]) -> tuple[float, float, float]:
+        n = len(right)
+        wrong = sum(a and not r for r, a in zip(right, answered, strict=True))
+        return round(sum(right) / n, 3), round(wrong / n, 3), round(sum(not a for a in answered) / n, 3)
+
+    table: dict[str, dict] = {}
+    for group in dict.fromkeys(r["group"] for r in rows):
+        rs = [r for r in rows if r["group"] == group]
+        grounded = [r["features"] is not None for r in rs]  # "LLM + guard": every grounded answer, else the reader's
+        ms = np.array([r["ms"] for r in rs])
+        table[group] = {
+            "n": len(rs),
+            BAKE_OFF_WAYS[0]: rates([r["reader_right"] for r in rs], [r["reader_answered"] for r in rs]),
+            BAKE_OFF_WAYS[1]: rates([r["llm_alone_right"] for r in rs], [r["llm_alone_answered"] for r in rs]),
+            BAKE_OFF_WAYS[2]: rates(
+                [bool(r["llm_right"]) if g else r["reader_right"] for r, g in zip(rs, grounded, strict=True)],
+                [g or r["reader_answered"] for r, g in zip(rs, grounded, strict=True)],
+            ),
+            BAKE_OFF_WAYS[3]: rates([r["chain_right"] for r in rs], [r["chain_answered"] for r in rs]),
+            "p50_ms": round(float(np.percentile(ms, 50))),
+            "p95_ms": round(float(np.percentile(ms, 95))),
+        }
+    return table
