@@ -135,7 +135,7 @@ def evaluate(
     if bake_off:
         if squad is not None or configs:
             fail("--bake-off compares its own four ways on --dataset sets: no --squad or --config")
-        return print_bake_off(datasets or running.default_datasets(), as_json)
+        return print_bake_off(datasets or running.default_datasets(), as_json, report)
     if squad is not None and (datasets or not articles):
         fail("--squad DIR needs --articles train|heldout|test|TITLE and takes no --dataset")
     out = eval_report
@@ -335,14 +335,15 @@ def learn_when_to_give_the_llms_answer(out: Path, limit: int | None, refit: bool
     )
 
 
-def print_bake_off(datasets: list[Path], as_json: bool) -> None:
-    """`eventbot eval --bake-off`: the four ways to answer, as a table (or JSON)."""
+def print_bake_off(datasets: list[Path], as_json: bool, report: Path | None) -> None:
+    """`eventbot eval --bake-off`: the four ways to answer, as a table (or JSON); with --report, every question's
+    readings as JSON Lines there."""
     from rich.console import Console
     from rich.table import Table
 
     from bot.training.llm_calibration import BAKE_OFF_WAYS, bake_off
 
-    table = bake_off(datasets)
+    table = bake_off(datasets, rows_out=report)
     if as_json:
         typer.echo(json.dumps(table))
         return

@@ -22,7 +22,11 @@ Configs = Annotated[
 ]
 ReportPath = Annotated[
     Path | None,
-    typer.Option("--report", help="Write a Markdown report here, and its accuracy chart next to it (.png)."),
+    typer.Option(
+        "--report",
+        help="Write a Markdown report here, and its accuracy chart next to it (.png); with --bake-off, every "
+        "question's readings as JSON Lines.",
+    ),
 ]
 SquadDir = Annotated[
     Path | None,

@@ -10,6 +10,7 @@ ones), where below it the span reader's own reply stands. While reading, the gua
 """
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +36,8 @@ def llm_rows(settings: Settings, limit: int | None, datasets: list[Path] | None 
         items = load_dataset(path)[:limit]
         for item, state in answered_states(settings, dataset_corpus(path, settings), items, path.stem):
             review, reader, written = state["llm_review"], state["extractive_draft"], state["generation"].text or ""
-            alone = Draft(written, says_not_in_documents(written), [])  # the LLM's text as it wrote it, unchecked
+            # the LLM's text as it wrote it, unchecked (none: it failed, so it answered nothing)
+            alone = Draft(written, not written or says_not_in_documents(written), [])
             yield {
                 "group": path.stem,
                 "question": item.question,
@@ -135,11 +137,17 @@ def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False) -> d
 BAKE_OFF_WAYS = ("span reader alone", "LLM alone, unchecked", "LLM + guard", "the decision")
 
 
-def bake_off(datasets: list[Path], limit: int | None = None) -> dict[str, dict]:
+def bake_off(datasets: list[Path], limit: int | None = None, rows_out: Path | None = None) -> dict[str, dict]:
     """The four ways to answer side by side on `datasets`, read once with the installed LLM and decision: per set
-    and way, accuracy, wrong and declined rates; per set, the chain's p50 and p95 milliseconds a question."""
+    and way, accuracy, wrong and declined rates; per set, the chain's p50 and p95 milliseconds a question. The
+    readings go to `rows_out` (JSON Lines) as they come, when given."""
     settings = Settings(llm="llamacpp")
-    rows = list(llm_rows(settings, limit, datasets))
+    rows = []
+    with open(rows_out or os.devnull, "w") as stored:
+        for row in llm_rows(settings, limit, datasets):
+            rows.append(row)
+            stored.write(json.dumps(row) + "\n")
+            stored.flush()
 
     def rates(right: list[bool], answered: list[bool]) -> tuple[float, float, float]:
         n = len(right)
