@@ -42,17 +42,18 @@ def cited(drafts: Runnable) -> Runnable:
 
 
 def generate_and_guard(
-    generate: Callable[[str, list], Any],
+    generate: Callable[[str, list, str, list], Any],
     guard: Callable[[ChainState], dict],
     expand: Callable[[list[Passage]], Corpus],
     llm_reads: Callable[[list[Passage]], list[Passage]],
 ) -> Runnable:
-    """The LLM's steps after the extractive draft: it writes from `llm_reads(passages)`, and the guard checks that
-    answer against the same passages (and their sentences) and decides which draft is cited."""
+    """The LLM's steps after the extractive draft: it writes from `llm_reads(passages)` (given the standalone
+    question, and the question as asked with the earlier turns), and the guard checks that answer against the same
+    passages (and their sentences) and decides which draft is cited."""
 
     def generate_step(s: ChainState) -> ChainState:
         llm_passages = llm_reads(s["passages"])
-        generation = generate(s["standalone_question"], llm_passages)
+        generation = generate(s["standalone_question"], llm_passages, s["question"], s["history"])
         return {**s, "llm_passages": llm_passages, "llm_corpus": expand(llm_passages), "generation": generation}
 
     return timed("generate", generate_step) | timed("guard", guard)
@@ -65,7 +66,7 @@ def draft_chain(
     expand: Callable[[list[Passage]], Corpus],
     read: Read,
     decide: Decide,
-    generate: Callable[[str, list], Any] | None = None,
+    generate: Callable[[str, list, str, list], Any] | None = None,
     guard: Callable[[ChainState], dict] | None = None,
     llm_reads: Callable[[list[Passage]], list[Passage]] | None = None,
 ) -> Runnable:

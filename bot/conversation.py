@@ -217,6 +217,12 @@ def _capitalize(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def recent_turns(history: list[Turn], n: int) -> list[Turn]:
+    """The last `n` questions of `history` with the answers they got ([] for n = 0)."""
+    users = [i for i, t in enumerate(history) if t.role == "user"]
+    return history[users[-min(n, len(users))] :] if n and users else []
+
+
 def previous_turn(history: list[Turn]) -> str:
     """The conversation's last question and the answer it got ([n] markers dropped), as the reader reads them before
     a follow-up; "" without history."""

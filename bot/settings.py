@@ -78,6 +78,13 @@ class Settings(BaseSettings):
     )
     store_timeout_s: float = Field(10.0, gt=0, description="seconds a Chroma server may take per call; then 503")
     llm_max_tokens: int = 256
+    llm_history_turns: int = Field(
+        0,
+        ge=0,
+        le=20,
+        description="earlier questions (with their answers) the LLM sees before a follow-up, which it then reads as"
+        " asked; 0: it reads the follow-up made standalone, alone",
+    )
     llm_document_chars: int = Field(
         10_000,
         ge=0,

@@ -12,6 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 from langchain_core.language_models import FakeListChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableLambda
 
 from bot.answer.claims import clean, facts, numbers_in, split_claims
 from bot.answer.generative import Generator, LLMSetupError, chat_model, format_passages, load_generator, prompt
@@ -19,6 +21,7 @@ from bot.answer.guard import Guard
 from bot.answer.llm_decide import LLM_FEATURES, LLMDecision
 from bot.chain import cited, draft_chain
 from bot.settings import Settings
+from bot.types import Turn
 from tests.conftest import ARTICLE, run_cli
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
@@ -314,6 +317,40 @@ def test_prompt_numbers_passages_as_data_before_the_question(bot):
     assert system.content.count("<document n=") == len(passages)
     assert '<document n="1" source="event-article.txt">' in system.content
     assert human.content == "Question: Who consoled Sakamoto?"  # the question last, alone
+
+
+HISTORY = [
+    Turn(role="user", content="Who won gold?"),
+    Turn(role="assistant", content="Alysa Liu [1]."),
+    Turn(role="user", content="Who won silver?"),
+    Turn(role="assistant", content="Kaori Sakamoto [1]."),
+]
+
+
+def test_the_llm_sees_the_earlier_turns_it_is_set_to_see_between_the_documents_and_the_question(bot):
+    passages = bot.retriever("How old is she?")
+    seen: list[list] = []
+
+    def model(messages):
+        seen.append(messages)
+        return AIMessage("Not in the documents.")
+
+    for turns in (0, 1, 5):
+        Generator(RunnableLambda(model), "fake", history_turns=turns)(
+            "How old is Kaori Sakamoto?", passages, "How old is she?", HISTORY
+        )
+    alone, last, every = seen
+    assert [m.type for m in alone] == ["system", "human"] and alone[
+        -1
+    ].content == "Question: How old is Kaori Sakamoto?"
+    assert [m.content for m in last[1:]] == [
+        "Question: Who won silver?",
+        "Kaori Sakamoto.",
+        "Question: How old is she?",
+    ]
+    assert [m.type for m in every] == ["system", "human", "ai", "human", "ai", "human"]
+    assert alone[0] == last[0] == every[0]  # the documents first: a prefix every question shares
+    assert "[1]" not in "".join(m.content for m in every[1:])  # the bot's markers number its citations, not documents
 
 
 def test_the_llm_reads_the_whole_article_in_one_order_whatever_the_question(bot):

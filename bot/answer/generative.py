@@ -15,7 +15,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -31,10 +31,12 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field, PrivateAttr
 
+from bot.answer.cite import without_markers
+from bot.conversation import recent_turns
 from bot.errors import LLMBusyError, LLMSetupError
 from bot.llm_file import installed as installed_llm
 from bot.settings import Settings
-from bot.types import Passage
+from bot.types import Passage, Turn
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +81,18 @@ class Generation:
 
 
 def prompt(request: dict) -> list[BaseMessage]:
-    """The messages for {"question", "passages"}: the rules and the numbered documents first, the question last, so
-    that questions over the same documents share the prompt up to the question (llama.cpp reuses what it read)."""
+    """The messages for {"question", "passages", "history"}: the rules and the numbered documents first, then the
+    earlier turns (the bot's answers without their [n] markers, which number its citations, not the documents), the
+    question last, so that questions over the same documents share the prompt up to the conversation (llama.cpp
+    reuses what it read)."""
     documents = format_passages(request["passages"])
+    turns = [
+        HumanMessage(f"Question: {t.content}") if t.role == "user" else AIMessage(without_markers(t.content))
+        for t in request.get("history", [])
+    ]
     return [
         SystemMessage(f"{SYSTEM_PROMPT}\n\n<documents>\n{documents}\n</documents>"),
+        *turns,
         HumanMessage(f"Question: {request['question']}"),
     ]
 
@@ -102,13 +111,20 @@ def _defang(text: str) -> str:
 class Generator:
     """The generate step: prompt | chat model | text. Never raises: a failure is a Generation with an error."""
 
-    def __init__(self, model: BaseChatModel, backend: str):
+    def __init__(self, model: BaseChatModel, backend: str, history_turns: int = 0):
         self.backend = backend
+        self.history_turns = history_turns
         self.chain = RunnableLambda(prompt, name="prompt") | model
 
-    def __call__(self, question: str, passages: list[Passage]) -> Generation:
+    def __call__(
+        self, standalone: str, passages: list[Passage], asked: str = "", history: Sequence[Turn] = ()
+    ) -> Generation:
+        """The LLM's answer: to the `asked` question after the last `history_turns` earlier turns of `history`, or,
+        with none to show it, to the `standalone` question alone."""
+        turns = recent_turns(list(history), self.history_turns)
+        request = {"question": asked if turns else standalone, "passages": passages, "history": turns}
         try:
-            message = self.chain.invoke({"question": question, "passages": passages})
+            message = self.chain.invoke(request)
             text = str(StrOutputParser().invoke(message))  # a plain str: spaCy refuses langchain's TextAccessor
         except LLMBusyError:  # too many waiting: the request is refused (503), not answered without the LLM
             raise
@@ -126,7 +142,7 @@ def load_generator(settings: Settings) -> Generator | None:
     per process); builds remote clients without contacting them, so a daemon that is down only means fallbacks."""
     if settings.llm == "none":
         return None
-    return Generator(chat_model(settings), settings.llm)
+    return Generator(chat_model(settings), settings.llm, settings.llm_history_turns)
 
 
 def chat_model(settings: Settings) -> BaseChatModel:
