@@ -13,10 +13,13 @@ READER_WEIGHTS = Path(__file__).resolve().parent / "reader" / "weights" / "reade
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="EVENTBOT_", env_file=".env", extra="ignore")
 
-    index_dir: Path = Path(".eventbot/index")
+    index_dir: Path = Field(Path(".eventbot/index"), description="where the embedded Chroma index is kept")
     chroma_url: str | None = Field(None, description="Chroma server URL; server mode when set")
-    collection: str = "eventbot"
-    corpus: list[Path] = [DEFAULT_CORPUS / "event-article.txt"]
+    collection: str = Field("eventbot", description="the Chroma collection the documents' chunks go to")
+    corpus: list[Path] = Field(
+        [DEFAULT_CORPUS / "event-article.txt"],
+        description="what `eventbot index` reads without arguments (files, folders)",
+    )
 
     max_file_bytes: int = Field(5_000_000, description="a larger file is refused by `eventbot index` and uploads")
     uploads: Literal["on", "off"] = Field(
@@ -24,10 +27,12 @@ class Settings(BaseSettings):
     )
     uploads_dir: Path = Field(Path(".eventbot/uploads"), description="where uploaded documents are kept")
     max_upload_files: int = Field(10, ge=1, description="files in one upload, at most")
-    chunk_size: int = 400
-    chunk_overlap: int = 80
-    top_k: int = 6
-    retriever: Literal["dense", "hybrid"] = "hybrid"
+    chunk_size: int = Field(400, description="characters per chunk the documents are split into")
+    chunk_overlap: int = Field(80, description="characters neighbouring chunks share")
+    top_k: int = Field(6, description="passages retrieved per question")
+    retriever: Literal["dense", "hybrid"] = Field(
+        "hybrid", description="dense: vectors alone; hybrid: vectors and BM25 keywords, fused"
+    )
     vector_cache_entries: int = Field(
         20_000, description="vectors (questions, sentences) kept in memory at ask time; 1.5 KB each"
     )
@@ -68,16 +73,24 @@ class Settings(BaseSettings):
         " (default: the calibrated one)",
     )
 
-    llm: Literal["none", "llamacpp", "ollama", "openai"] = "none"
-    llm_model: str | None = None
-    llm_base_url: str | None = None
-    llm_api_key: str | None = None
-    llm_timeout_s: float = 60.0
+    llm: Literal["none", "llamacpp", "ollama", "openai"] = Field(
+        "none",
+        description="none: the span reader alone; llamacpp (a GGUF run in-process), ollama or openai (any OpenAI-"
+        "compatible server): an LLM writes, the guard and the learnt decision choose",
+    )
+    llm_model: str | None = Field(
+        None, description="the GGUF path (llamacpp; default: the one `make llm` installs) or the model's name"
+    )
+    llm_base_url: str | None = Field(None, description="the ollama or OpenAI-compatible server's URL")
+    llm_api_key: str | None = Field(None, description="the key the LLM server wants, if any")
+    llm_timeout_s: float = Field(
+        60.0, description="seconds an LLM answer may take, its wait for the model included; then the span reader's"
+    )
     llm_queue: int = Field(
         8, ge=0, description="questions that may wait for the in-process LLM; beyond, 503 with Retry-After"
     )
     store_timeout_s: float = Field(10.0, gt=0, description="seconds a Chroma server may take per call; then 503")
-    llm_max_tokens: int = 256
+    llm_max_tokens: int = Field(256, description="tokens the LLM may write per answer")
     llm_history_turns: int = Field(
         0,
         ge=0,
@@ -93,8 +106,8 @@ class Settings(BaseSettings):
     )
 
     api_key: str | None = Field(None, description="Bearer key for /api and /v1; the chat UI then asks for it too")
-    max_question_chars: int = 2000
-    max_history_messages: int = 40
+    max_question_chars: int = Field(2000, description="a longer question is refused (422)")
+    max_history_messages: int = Field(40, description="earlier messages a request may carry; more are refused (422)")
     feedback_path: Path = Field(
         Path(".eventbot/feedback.sqlite3"), description="the SQLite file where feedback on replies is kept"
     )

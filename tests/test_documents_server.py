@@ -97,7 +97,7 @@ def test_an_upload_with_the_chroma_server_down_is_503_and_loses_nothing(tmp_path
 
 
 def test_a_document_added_through_one_server_is_answered_by_another(tmp_path):
-    """Issue 23.6: two `eventbot serve` processes over one Chroma server (README "Scaling out"): what one takes in,
+    """Issue 23.6: two `eventbot serve` processes over one Chroma server (docs/operations.md, "Scaling out"): what one takes in,
     the other answers from once it has seen the index change (its watcher, about two seconds); what the other
     removes, the first no longer answers from."""
     port = free_port()

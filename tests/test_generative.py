@@ -176,7 +176,7 @@ def test_openai_backend_against_a_real_llama_cpp_server(llama_server, settings, 
 
 def test_eval_compares_extractive_and_llm(tmp_path):
     """`eventbot eval --config answerer=extractive --config answerer=llm` on a subset of event_qa (the full set
-    takes the 135M model longer than this suite should spend; see README "Generative answers")."""
+    takes the 135M model longer than this suite should spend; see docs/models.md)."""
     dataset = ROOT / "tests" / "fixtures" / "event_qa_subset.jsonl"
     env = {
         "EVENTBOT_LLM": "llamacpp",
