@@ -132,9 +132,9 @@ def evaluate(
 
     if squad is None and (articles or limit is not None or retrieval_only):
         fail("--articles, --limit and --retrieval-only go with --squad DIR")
+    if bake_off and (squad is not None or configs):
+        fail("--bake-off compares its own four ways on --dataset sets: no --squad or --config")
     if bake_off:
-        if squad is not None or configs:
-            fail("--bake-off compares its own four ways on --dataset sets: no --squad or --config")
         return print_bake_off(datasets or running.default_datasets(), as_json, report)
     if squad is not None and (datasets or not articles):
         fail("--squad DIR needs --articles train|heldout|test|TITLE and takes no --dataset")
@@ -145,12 +145,11 @@ def evaluate(
     def progress(line: str) -> None:
         typer.echo(f"eval: {line}", err=True)
 
+    configs_ = running.parse_configs(configs or [])
     if squad is not None:
         titles = out.resolve_articles(articles or [], squad)
-        configs_ = running.parse_configs(configs or [])
         run = out.run_squad(squad, titles, configs_, limit, progress=progress, retrieval_only=retrieval_only)
     else:
-        configs_ = running.parse_configs(configs or [])
         run = running.run_evaluation(datasets or running.default_datasets(), configs_, progress)
     if report:
         out.write_report(run, report)
@@ -336,22 +335,16 @@ def learn_when_to_give_the_llms_answer(out: Path, limit: int | None, refit: bool
 
 
 def print_bake_off(datasets: list[Path], as_json: bool, report: Path | None) -> None:
-    """`eventbot eval --bake-off`: the four ways to answer, as a table (or JSON); with --report, every question's
-    readings as JSON Lines there."""
+    """`eventbot eval --bake-off`: a table (or JSON); with --report, every question's readings (JSON Lines)."""
     from rich.console import Console
-    from rich.table import Table
 
-    from bot.training.llm_calibration import BAKE_OFF_WAYS, bake_off
+    from bot.eval.report import bake_off_table
+    from bot.training.llm_calibration import bake_off
 
     table = bake_off(datasets, rows_out=report)
     if as_json:
-        typer.echo(json.dumps(table))
-        return
-    shown = Table("set", "n", *BAKE_OFF_WAYS, "p50 / p95 ms", title="accuracy / wrong / declined")
-    for name, row in table.items():
-        ways = [" / ".join(f"{v:.2f}" for v in row[way]) for way in BAKE_OFF_WAYS]
-        shown.add_row(name, str(row["n"]), *ways, f"{row['p50_ms']} / {row['p95_ms']}")
-    Console(width=None if sys.stdout.isatty() else 200).print(shown)
+        return typer.echo(json.dumps(table))
+    Console(width=None if sys.stdout.isatty() else 200).print(bake_off_table(table))
 
 
 @app.command("install-llm")

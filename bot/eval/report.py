@@ -84,6 +84,19 @@ def rich_table(title: str, headers: list[str], rows: list[list[str]], caption: s
     return table
 
 
+def bake_off_table(table: dict[str, dict]):
+    """`eventbot eval --bake-off`'s figures (bot.training.llm_calibration.bake_off) as a rich table."""
+    from rich.table import Table
+
+    from bot.training.llm_calibration import BAKE_OFF_WAYS
+
+    shown = Table("set", "n", *BAKE_OFF_WAYS, "p50 / p95 ms", title="accuracy / wrong / declined")
+    for name, row in table.items():
+        ways = [" / ".join(f"{v:.2f}" for v in row[way]) for way in BAKE_OFF_WAYS]
+        shown.add_row(name, str(row["n"]), *ways, f"{row['p50_ms']} / {row['p95_ms']}")
+    return shown
+
+
 def rich_tables(evaluation: Evaluation) -> list:
     legend = config_legend(evaluation)
     return [
