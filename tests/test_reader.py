@@ -268,7 +268,9 @@ def test_the_trained_reader_answers_with_a_span_it_quotes(settings):
     assert answer.short_answer in answer.citations[0].quote and answer.citations[0].quote in article
 
 
-@pytest.mark.xfail(strict=True, reason="issue 30's reader is unsure of it (p 0.47 < 0.57): a regression, see docs/limitations.md")
+@pytest.mark.xfail(
+    strict=True, reason="issue 30's reader is unsure of it (p 0.47 < 0.57): a regression, see docs/limitations.md"
+)
 def test_the_trained_reader_answers_what_the_article_states_plainly(trained_bot):
     answer = trained_bot.ask("Who won the gold medal?")
     assert not answer.abstained and "Liu" in answer.short_answer
