@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import unquote
 
-from langchain_chroma import Chroma
-
 from bot.errors import (
     DocumentConflictError,
     DocumentLoadError,
@@ -30,7 +28,7 @@ from bot.event_bot import EventBot, shared_embedder
 from bot.settings import DEFAULT_CORPUS, Settings
 from index.files import write_whole
 from index.loaders import check_size, read_document
-from index.store import collection_exists, open_client, open_store, read_metadatas, store_errors, store_stats
+from index.store import Store, collection_exists, open_client, open_store, read_metadatas, store_errors, store_stats
 from index.uploads import Added, add_whole, recover, remove_whole
 
 log = logging.getLogger(__name__)
@@ -54,7 +52,7 @@ class Upload:
 class Library:
     """Adds, lists and removes the documents of the index `settings` names."""
 
-    def __init__(self, settings: Settings, store: Callable[[], Chroma] | None = None):
+    def __init__(self, settings: Settings, store: Callable[[], Store] | None = None):
         """`store`: the store to change (a server passes its serving bot's, so that no second Chroma client is
         opened beside it while it swaps bots); by default one is opened from `settings`."""
         self.settings = settings
@@ -147,7 +145,7 @@ class Library:
         with store_errors(f"the documents cannot be changed now: {where} is unavailable"):
             return call()
 
-    def open_store(self) -> Chroma:
+    def open_store(self) -> Store:
         client = open_client(self.settings.index_dir, self.settings.chroma_url, self.settings.store_timeout_s)
         if not collection_exists(client, self.settings.collection):
             raise StoreUnavailableError("no index yet: run `eventbot index`")

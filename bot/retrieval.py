@@ -14,12 +14,11 @@ import bm25s
 import numpy as np
 import Stemmer
 from cachetools import LRUCache
-from langchain_chroma import Chroma
 from langchain_core.documents import Document
 
 from bot.types import Passage
 from index.embeddings import CachedEmbeddings
-from index.store import all_chunks, nearest, read_chunks, read_with_vectors, store_errors
+from index.store import Store, all_chunks, nearest, read_chunks, read_with_vectors, store_errors
 
 log = logging.getLogger(__name__)
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
@@ -44,7 +43,7 @@ class KeywordIndex:
         self.path_of = {cid: paths[n] for cid, n in zip(ids, of, strict=True)}  # chunk id → its document
 
     @classmethod
-    def build(cls, store: Chroma) -> "KeywordIndex":
+    def build(cls, store: Store) -> "KeywordIndex":
         stored = all_chunks(store)
         texts, metas = [c.page_content for c in stored], [c.metadata for c in stored]
         by_path: dict[str, list[str]] = {}
@@ -91,7 +90,7 @@ class KeywordIndex:
             return None
 
     @classmethod
-    def load_or_build(cls, store: Chroma, folder: Path) -> "KeywordIndex":
+    def load_or_build(cls, store: Store, folder: Path) -> "KeywordIndex":
         found = cls.load(folder)
         if found is None:
             found = cls.build(store)
@@ -145,7 +144,7 @@ class Retriever:
 
     def __init__(
         self,
-        store: Chroma,
+        store: Store,
         vectors: CachedEmbeddings,
         chunks: int,
         keywords: KeywordIndex | None,

@@ -1,7 +1,7 @@
 """The Chroma store: embedded (a folder) or a `chroma run` server, and idempotent indexing into it.
 
-This is the one module that reaches into Chroma (langchain's `Chroma` wrapper, its collection and client): every
-read and write of chunks elsewhere goes through the functions under "Reading and writing chunks", and a store's
+This is the one module that talks to Chroma (a `Store`: the client, the collection, the embedder its vectors come
+from), through chromadb's public API: every read and write of chunks elsewhere goes through the functions under "Reading and writing chunks", and a store's
 failure becomes `StoreUnavailableError` at one boundary, `store_errors` (httpx's `map_exceptions` is the model)."""
 
 import logging
@@ -18,7 +18,6 @@ from urllib.parse import urlparse
 import chromadb
 import httpx
 from chromadb.config import Settings as ChromaSettings
-from langchain_chroma import Chroma
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from tqdm import tqdm
@@ -130,12 +129,24 @@ def within(timeout_s: float | None, call: Callable[[], T]) -> T:
     return outcome["value"]
 
 
-def open_store(client: chromadb.ClientAPI, collection: str, embedder: Embeddings) -> Chroma:
-    return Chroma(
+@dataclass(frozen=True)
+class Store:
+    """One Chroma collection (cosine distance) and the embedder its vectors come from: Chroma is given vectors,
+    never asked to embed."""
+
+    client: chromadb.ClientAPI
+    collection: chromadb.Collection
+    embedder: Embeddings
+
+
+def open_store(client: chromadb.ClientAPI, collection: str, embedder: Embeddings) -> Store:
+    """The collection `collection` (created when missing) as a `Store`."""
+    return Store(
         client=client,
-        collection_name=collection,
-        embedding_function=embedder,
-        collection_metadata={"hnsw:space": "cosine"},
+        collection=client.get_or_create_collection(
+            name=collection, embedding_function=None, metadata={"hnsw:space": "cosine"}
+        ),
+        embedder=embedder,
     )
 
 
@@ -157,7 +168,7 @@ class IndexReport:
 
 
 def index_documents(
-    store: Chroma,
+    store: Store,
     docs: list[Document],
     chunk_size: int,
     chunk_overlap: int,
@@ -212,7 +223,7 @@ def index_documents(
     return report
 
 
-def _chunks_of_vanished_files(store: Chroma, roots: list[Path], kept: set[str]) -> set[str]:
+def _chunks_of_vanished_files(store: Store, roots: list[Path], kept: set[str]) -> set[str]:
     """Ids of stored chunks whose document lies under one of `roots` but is not one of the `kept` paths."""
     if not roots:
         return set()
@@ -224,14 +235,14 @@ def _chunks_of_vanished_files(store: Chroma, roots: list[Path], kept: set[str]) 
     }
 
 
-def record_counts(store: Chroma) -> None:
+def record_counts(store: Store) -> None:
     """Keep in the collection's metadata how many documents it holds and a new generation (something changed),
     so that health checks and served bots read them in O(1) instead of reading every chunk. Counted once per
     indexing run that changed something (indexing reads the whole store anyway)."""
-    _record_counts(store._collection)
+    _record_counts(store.collection)
 
 
-def _record_counts(collection) -> None:
+def _record_counts(collection: chromadb.Collection) -> None:
     paths = {meta["path"] for meta in collection.get(include=["metadatas"])["metadatas"]}
     collection.modify(metadata={"documents": len(paths), "generation": uuid.uuid4().hex})
 
@@ -254,9 +265,9 @@ def collection_stats(client: chromadb.ClientAPI, name: str) -> dict:
     }
 
 
-def store_stats(store: Chroma) -> dict:
+def store_stats(store: Store) -> dict:
     """`collection_stats` of the collection `store` holds."""
-    return collection_stats(store._client, store._collection.name)
+    return collection_stats(store.client, store.collection.name)
 
 
 # ---------------------------------------------------------------------------------------------- reading and writing chunks
@@ -281,51 +292,51 @@ def _documents(got: dict) -> list[Document]:
     ]
 
 
-def read_chunks(store: Chroma, ids: list[str] | None = None) -> list[Document]:
+def read_chunks(store: Store, ids: list[str] | None = None) -> list[Document]:
     """The stored chunks of these ids (every chunk: None) with their metadata and `chunk_id`; a missing id is left
     out."""
     if ids is not None and not ids:
         return []
-    return _documents(store._collection.get(ids=ids, include=["documents", "metadatas"]))
+    return _documents(store.collection.get(ids=ids, include=["documents", "metadatas"]))
 
 
-def all_chunks(store: Chroma) -> list[Document]:
+def all_chunks(store: Store) -> list[Document]:
     """Every stored chunk with its metadata: what learning the documents reads, once per change of the index."""
     return read_chunks(store)
 
 
 def read_metadatas(
-    store: Chroma, ids: list[str] | None = None, where: dict | None = None, limit: int | None = None
+    store: Store, ids: list[str] | None = None, where: dict | None = None, limit: int | None = None
 ) -> dict[str, dict]:
     """Chunk id → metadata of the chunks of these ids, or those matching `where` (at most `limit`), or all."""
     if ids is not None and not ids:
         return {}
-    got = store._collection.get(ids=ids, where=where, limit=limit, include=["metadatas"])
+    got = store.collection.get(ids=ids, where=where, limit=limit, include=["metadatas"])
     return dict(zip(got["ids"], got["metadatas"], strict=True))
 
 
-def read_with_vectors(store: Chroma, ids: list[str]) -> list[tuple[Document, list[float]]]:
+def read_with_vectors(store: Store, ids: list[str]) -> list[tuple[Document, list[float]]]:
     """The chunks of these ids with their stored vectors (a missing id is left out)."""
-    got = store._collection.get(ids=ids, include=["embeddings", "documents", "metadatas"])
+    got = store.collection.get(ids=ids, include=["embeddings", "documents", "metadatas"])
     return list(zip(_documents(got), got["embeddings"], strict=True))
 
 
-def nearest(store: Chroma, vector: list[float], n: int, where: dict | None = None) -> list[str]:
+def nearest(store: Store, vector: list[float], n: int, where: dict | None = None) -> list[str]:
     """Ids of the `n` chunks nearest to `vector` (cosine), best first; only those matching `where` when given."""
-    return store._collection.query(query_embeddings=[vector], n_results=n, where=where, include=[])["ids"][0]
+    return store.collection.query(query_embeddings=[vector], n_results=n, where=where, include=[])["ids"][0]
 
 
-def embed_chunks(store: Chroma, chunks: list[Document]) -> list[list[float]]:
+def embed_chunks(store: Store, chunks: list[Document]) -> list[list[float]]:
     """The vectors of the chunks' texts, by the store's embedder."""
-    return store.embeddings.embed_documents([c.page_content for c in chunks])
+    return store.embedder.embed_documents([c.page_content for c in chunks])
 
 
-def write_chunks(store: Chroma, chunks: list[Document], vectors: list[list[float]]) -> None:
+def write_chunks(store: Store, chunks: list[Document], vectors: list[list[float]]) -> None:
     """Add chunks with their vectors, in batches the store takes (ids: their `chunk_id`)."""
     batch_size = max_batch(store)
     for i in range(0, len(chunks), batch_size):
         batch = chunks[i : i + batch_size]
-        store._collection.upsert(
+        store.collection.upsert(
             ids=[c.metadata["chunk_id"] for c in batch],
             embeddings=vectors[i : i + len(batch)],
             documents=[c.page_content for c in batch],
@@ -333,21 +344,21 @@ def write_chunks(store: Chroma, chunks: list[Document], vectors: list[list[float
         )
 
 
-def update_metadatas(store: Chroma, chunks: list[Document]) -> None:
+def update_metadatas(store: Store, chunks: list[Document]) -> None:
     """Replace the stored metadata of these chunks by theirs (new offsets and sentences: no new vectors)."""
-    store._collection.update(ids=[c.metadata["chunk_id"] for c in chunks], metadatas=[c.metadata for c in chunks])
+    store.collection.update(ids=[c.metadata["chunk_id"] for c in chunks], metadatas=[c.metadata for c in chunks])
 
 
-def delete_chunks(store: Chroma, ids: list[str]) -> None:
+def delete_chunks(store: Store, ids: list[str]) -> None:
     """Delete the chunks of these ids, in batches the store takes."""
     batch_size = max_batch(store)
     for i in range(0, len(ids), batch_size):
-        store._collection.delete(ids=ids[i : i + batch_size])
+        store.collection.delete(ids=ids[i : i + batch_size])
 
 
-def max_batch(store: Chroma) -> int:
+def max_batch(store: Store) -> int:
     """How many records the store takes in one call (Chroma's limit; a few thousand)."""
     try:
-        return max(1, min(5000, int(store._client.get_max_batch_size())))
+        return max(1, min(5000, int(store.client.get_max_batch_size())))
     except Exception:  # an older server without the call: a size every version takes
         return 1000

@@ -13,12 +13,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from langchain_chroma import Chroma
 from langchain_core.documents import Document
 
 from index.chunking import attach_sentences, split_documents
 from index.files import write_whole
 from index.store import (
+    Store,
     StoreUnavailableError,
     delete_chunks,
     embed_chunks,
@@ -43,7 +43,7 @@ class Added:
 
 
 def add_whole(
-    store: Chroma, docs: list[Document], chunk_size: int, chunk_overlap: int, journal: Path, files: list[Path]
+    store: Store, docs: list[Document], chunk_size: int, chunk_overlap: int, journal: Path, files: list[Path]
 ) -> list[Added]:
     """Add `docs` (new documents: no stored chunk has their paths) all or none. `files` are the copies kept for
     them, deleted too if the documents do not go in. Raises StoreUnavailableError when the store fails (after
@@ -76,7 +76,7 @@ def add_whole(
     ]
 
 
-def remove_whole(store: Chroma, paths: list[str]) -> int:
+def remove_whole(store: Store, paths: list[str]) -> int:
     """Delete every chunk of the documents at `paths` (one delete call) and record the new counts; the number of
     chunks removed."""
     ids = [cid for path in paths for cid in read_metadatas(store, where={"path": path})]
@@ -86,7 +86,7 @@ def remove_whole(store: Chroma, paths: list[str]) -> int:
     return len(ids)
 
 
-def recover(store: Chroma, journal: Path) -> bool:
+def recover(store: Store, journal: Path) -> bool:
     """Undo an addition that did not finish (its journal is still there): delete the chunks and files it names,
     then the journal. True when there was one. When the store cannot be written the journal stays for next time
     and StoreUnavailableError is raised."""
