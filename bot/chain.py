@@ -8,7 +8,7 @@ back into an earlier one. read, decide and reply are timed together as "answer".
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
@@ -17,16 +17,22 @@ from bot.answer.corpus import Corpus
 from bot.answer.reply import reply_to
 from bot.answer.understand import understand
 from bot.conversation import previous_turn
-from bot.types import ChainState, Decision, Evidence, Passage, Question, Reading
+from bot.types import ChainState, Decision, Evidence, Passage, Question, Reading, Turn
+
+if TYPE_CHECKING:
+    from bot.answer.generative import Generation
+
+T = TypeVar("T")
 
 Read = Callable[[Question, list[Passage], Corpus, str], Reading | None]  # bot.answer.read.SentenceReader
 Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.Answerability.decide
+Generate = Callable[[str, list[Passage], str, list[Turn]], "Generation"]  # bot.answer.generative.Generator
 
 
-def timed(name: str, step: Callable[[ChainState], Any]) -> RunnableLambda:
+def timed(name: str, step: Callable[[ChainState], T]) -> RunnableLambda:
     """Run `step` on the chain state and record its milliseconds in state["timings_ms"][name]."""
 
-    def run(state: ChainState) -> Any:
+    def run(state: ChainState) -> T:
         started = time.perf_counter()
         result = step(state)
         state["timings_ms"][name] = round((time.perf_counter() - started) * 1000, 2)
@@ -42,7 +48,7 @@ def cited(drafts: Runnable) -> Runnable:
 
 
 def generate_and_guard(
-    generate: Callable[[str, list, str, list], Any],
+    generate: Generate,
     guard: Callable[[ChainState], dict],
     expand: Callable[[list[Passage]], Corpus],
     llm_reads: Callable[[list[Passage]], list[Passage]],
@@ -66,7 +72,7 @@ def draft_chain(
     expand: Callable[[list[Passage]], Corpus],
     read: Read,
     decide: Decide,
-    generate: Callable[[str, list, str, list], Any] | None = None,
+    generate: Generate | None = None,
     guard: Callable[[ChainState], dict] | None = None,
     llm_reads: Callable[[list[Passage]], list[Passage]] | None = None,
 ) -> Runnable:

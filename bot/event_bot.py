@@ -3,148 +3,33 @@
 import logging
 import threading
 import time
-import unicodedata
-from functools import cache
-from pathlib import Path
 
 from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
-from langchain_core.embeddings import Embeddings
 
-from bot.answer.corpus import Corpus, Knowledge
-from bot.answer.decide import CALIBRATION_FILE, Answerability
+from bot.answer.corpus import Corpus
+from bot.answer.decide import CALIBRATION_FILE
 from bot.answer.read import SentenceReader
 from bot.chain import cited, draft_chain
 from bot.conversation import condense_question
-from bot.errors import QuestionError, StoreUnavailableError
-from bot.learning import knowledge_path, learn, load_or_learn
-from bot.reader.model import SpanReader
-from bot.retrieval import KeywordIndex, Retriever, keyword_folder
+from bot.errors import StoreUnavailableError
+from bot.indexing import index_missing, learn_index
+from bot.models import shared_answerability, shared_embedder, shared_reader
+from bot.questions import check_question
+from bot.retrieval import Retriever
 from bot.settings import Settings
 from bot.suggestions import example_questions
 from bot.types import Answer, CheckedQuestion, Passage, Turn
-from index.embeddings import CachedEmbeddings, bf16_fast, load_embedder
+from index.embeddings import CachedEmbeddings
 from index.embeddings import use_threads as use_threads  # for `eventbot serve`, which imports nothing of index/
-from index.loaders import load_documents
-from index.store import (
-    IndexReport,
-    collection_exists,
-    collection_stats,
-    index_documents,
-    local_index_exists,
-    open_client,
-    open_store,
-    store_errors,
-)
+from index.store import collection_exists, collection_stats, open_client, open_store, store_errors
 
 log = logging.getLogger(__name__)
-
-
-HISTORY_MESSAGE_FACTOR = 4  # a history message may be this many times as long as a question
 
 
 def answer_key(question: CheckedQuestion) -> tuple:
     """What makes two questions the same for the answer cache: the text and the history."""
     return hashkey(question.text, tuple((t.role, t.content) for t in question.history))
-
-
-@cache
-def shared_embedder(bf16: bool) -> Embeddings:
-    """The embedding model, loaded once per process."""
-    return load_embedder(bf16)
-
-
-@cache
-def shared_reader(weights: Path, max_tokens: int, bf16: bool) -> SpanReader:
-    """The span reader, loaded once per process."""
-    return SpanReader(weights, max_tokens, bf16=bf16 and bf16_fast())
-
-
-@cache
-def shared_answerability(path: Path, threshold: float | None) -> Answerability:
-    answerability = Answerability.load(path)
-    if threshold is not None:
-        answerability.threshold = threshold
-    return answerability
-
-
-def build_index(
-    settings: Settings, paths: list[Path] | None = None, reset: bool = False, show_progress: bool = False
-) -> IndexReport:
-    """Index files or folders (default: the bundled corpus). Files are read before the store is touched,
-    so a bad path leaves the existing index as it was."""
-    paths = paths or settings.corpus
-    docs = load_documents(paths, settings.max_file_bytes)
-    client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)
-    if reset and collection_exists(client, settings.collection):
-        client.delete_collection(settings.collection)
-    store = open_store(client, settings.collection, shared_embedder(settings.embed_bf16))
-    folders = [p for p in paths if p.is_dir()]  # what is no longer under an indexed folder is removed
-    report = index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
-    if not settings.chroma_url:  # learnt now, once, rather than by the first bot to start
-        started = time.perf_counter()
-        learn_index(settings, client, store)
-        report.seconds += time.perf_counter() - started
-    return report
-
-
-def learn_index(settings: Settings, client, store) -> tuple[Knowledge, KeywordIndex | None]:
-    """What answering needs of the store as a whole, for its current generation: the documents' knowledge and the
-    BM25 index. With an index folder, each is loaded from beside the index, or learnt from every chunk once and kept
-    there (at indexing, so that a bot starts without reading the corpus). With a Chroma server nothing is written
-    locally: each bot learns them from the server when it starts."""
-    generation = collection_stats(client, settings.collection)["generation"]
-    keep = not settings.chroma_url
-    if keep:
-        path = knowledge_path(settings.index_dir, settings.collection)
-        knowledge = load_or_learn(store, path, generation)
-    else:
-        knowledge = learn(store)
-    keywords = None
-    if settings.retriever == "hybrid":
-        folder = keyword_folder(settings.index_dir, settings.collection, generation)
-        keywords = KeywordIndex.load_or_build(store, folder) if keep else KeywordIndex.build(store)
-    return knowledge, keywords
-
-
-def index_missing(settings: Settings) -> bool:
-    """True when the embedded index has not been built (or its folder was deleted); never with a Chroma server."""
-    return not settings.chroma_url and not local_index_exists(settings.index_dir)
-
-
-def is_blank(text: str) -> bool:
-    """True when `text` shows nothing: whitespace, control characters ("\\u0000\\u0001") and invisible format
-    characters (a zero-width space) only. Such a question is empty, not one to retrieve for."""
-    return all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf") for c in text)
-
-
-def check_question(settings: Settings, question: str, history: list[Turn] | None = None) -> CheckedQuestion:
-    """The question, stripped, with its history; QuestionError when it is empty (or blank) or too long, or the
-    history too long."""
-    question = (question or "").strip()
-    if is_blank(question):
-        raise QuestionError("the question is empty")
-    check_unicode(question, "the question")
-    if len(question) > settings.max_question_chars:
-        raise QuestionError(
-            f"the question is {len(question)} characters long; the limit is {settings.max_question_chars}"
-        )
-    if history and len(history) > settings.max_history_messages:
-        raise QuestionError(f"the history has {len(history)} messages; the limit is {settings.max_history_messages}")
-    limit = HISTORY_MESSAGE_FACTOR * settings.max_question_chars  # answers run longer than questions
-    for i, turn in enumerate(history or [], 1):
-        if len(turn.content) > limit:
-            raise QuestionError(f"history message {i} is {len(turn.content)} characters long; the limit is {limit}")
-        check_unicode(turn.content, f"history message {i}")
-    return CheckedQuestion(question, tuple(history or ()))
-
-
-def check_unicode(text: str, what: str) -> None:
-    """QuestionError when `text` holds a lone surrogate (JSON can carry "\\ud800"; no UTF-8 can)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise QuestionError(f"{what} is not valid Unicode (a lone surrogate at character {exc.start + 1})") from None
 
 
 class EventBot:

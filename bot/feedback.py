@@ -131,7 +131,7 @@ class Feedback(FeedbackIn):
 def check_feedback(settings: Settings, data: FeedbackIn | dict[str, Any]) -> FeedbackIn:
     """`data` within the limits the settings set (question and history as `POST /api/ask` takes them, the
     comment), the question stripped and a blank comment None; a one-line InputError (422) otherwise."""
-    from bot.event_bot import check_question, is_blank  # loads the models' libraries: the server has them already
+    from bot.questions import check_question, is_blank  # loads spaCy (bot.types): the server has it already
 
     try:
         item = data if isinstance(data, FeedbackIn) else FeedbackIn.model_validate(data)

@@ -24,7 +24,8 @@ from bot.errors import (
     StoreUnavailableError,
     UploadsOffError,
 )
-from bot.event_bot import EventBot, shared_embedder
+from bot.event_bot import EventBot
+from bot.models import shared_embedder
 from bot.settings import DEFAULT_CORPUS, Settings
 from index.files import write_whole
 from index.loaders import check_size, read_document

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
-import Stemmer
 from cachetools import LRUCache
 from langchain_core.documents import Document
 
+from bot.answer.terms import STEMMER
 from bot.types import Passage
 from index.embeddings import CachedEmbeddings
 from index.store import Store, all_chunks, nearest, read_chunks, read_with_vectors, store_errors
@@ -25,7 +25,6 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: rank matters, raw scores do not
 AROUND_CHARS = 3000  # the answerer reads the chunks within this many characters of each passage
-STEMMER = Stemmer.Stemmer("english")
 
 
 def _tokens(texts: list[str]) -> bm25s.tokenization.Tokenized:

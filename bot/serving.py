@@ -8,7 +8,8 @@ import weakref
 from typing import Any
 
 from bot.errors import NotReadyError, StoreUnavailableError
-from bot.event_bot import EventBot, index_missing
+from bot.event_bot import EventBot
+from bot.indexing import index_missing
 from bot.settings import Settings
 from bot.types import Answer, CheckedQuestion, Turn
 from index.store import close_detached, detach_local_client, index_file, reattach_local_client

@@ -3,11 +3,16 @@
 object that `eventbot ask --json` prints and `POST /api/ask` returns (README: "The answer object")."""
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
 
 from pydantic import BaseModel, Field
 
 from index.text import ParsedSentence
+
+if TYPE_CHECKING:  # the chain's later values are defined by the steps that make them, which import this module
+    from bot.answer.corpus import Corpus
+    from bot.answer.generative import Generation
+    from bot.answer.guard import LLMReview
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,7 @@ class Turn(BaseModel):
 
 @dataclass(frozen=True)
 class CheckedQuestion:
-    """A question and its history that passed `bot.event_bot.check_question` (stripped, within the limits): made
+    """A question and its history that passed `bot.questions.check_question` (stripped, within the limits): made
     once where a question comes in (a CLI argument, a request), so that the bot does not check it again."""
 
     text: str
@@ -177,23 +182,31 @@ class Answer(BaseModel):
     timings_ms: dict[str, float] = {}
 
 
+class Linked(TypedDict):
+    """The question and the user's earlier turns in the documents' spelling (the link step)."""
+
+    question: str
+    history: list[Turn]
+
+
 class ChainState(TypedDict):
     """What the chain's steps pass along (bot.chain): the input keys, then one key added by each step."""
 
     question: str
     history: list[Turn]
     timings_ms: dict[str, float]  # milliseconds of each step, by its name
-    linked: NotRequired[dict]  # link: {"question", "history"} in the documents' spelling
+    linked: NotRequired[Linked]  # link: {"question", "history"} in the documents' spelling
     standalone_question: NotRequired[str]  # condense: the question made to stand alone
     asked: NotRequired[Question]  # understand: what it asks
     passages: NotRequired[list[Passage]]  # retrieve
-    corpus: NotRequired[Any]  # expand: the sentences of the chunks around the passages (bot.answer.corpus.Corpus)
+    corpus: NotRequired["Corpus"]  # expand: the sentences of the chunks around the passages
     reading: NotRequired[Reading | None]  # read: the best span and its evidence
     decision: NotRequired[Decision | None]  # decide: whether to answer it
     draft: NotRequired[Draft]  # reply (and guard, which may replace it)
     llm_passages: NotRequired[list[Passage]]  # generate: what the LLM read, numbered as it cites them
-    llm_corpus: NotRequired[Any]  # generate: their sentences (bot.answer.corpus.Corpus), which the guard checks
-    generation: NotRequired[Any]  # generate: the LLM's candidate (bot.answer.generative.Generation)
+    llm_corpus: NotRequired["Corpus"]  # generate: their sentences, which the guard checks
+    generation: NotRequired["Generation"]  # generate: the LLM's candidate
     backend: NotRequired[str]  # guard: which backend's draft is cited
     guard: NotRequired[str]  # guard: "passed" or "fallback"
-    llm_review: NotRequired[Any]  # guard: the LLM's grounded answer as the learnt decision judged it, or None
+    llm_review: NotRequired["LLMReview | None"]  # guard: the LLM's grounded answer as the decision judged it
+    extractive_draft: NotRequired[Draft]  # guard: the span reader's draft, whichever is cited

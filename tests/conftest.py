@@ -92,6 +92,16 @@ def assert_not_answered(answer, document: str = "") -> None:
         assert text.startswith(("The article doesn't say", "The documents don't say")) and citations == [], text
 
 
+def assert_right_or_declined(answer, expected: str, not_expected: str | None = None) -> None:
+    """Never a wrong answer: either `expected` is in the reply (and `not_expected`, a value of the same kind the
+    document gives for something else, is not), or the question is not answered (declined, or unsure)."""
+    if answer.abstained:
+        assert answer.short_answer is None, answer.answer
+        return
+    assert expected.lower() in answer.answer.lower(), answer.answer
+    assert not_expected is None or not_expected.lower() not in answer.answer.lower(), answer.answer
+
+
 @dataclass
 class Served:
     url: str

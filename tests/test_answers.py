@@ -5,7 +5,7 @@ import json
 import pytest
 
 from bot.types import Turn
-from tests.conftest import ARTICLE, assert_not_answered, run_cli
+from tests.conftest import ARTICLE, assert_not_answered, assert_right_or_declined, run_cli
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 
@@ -13,12 +13,6 @@ ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 def ask_json(index_dir, *questions, env=None):
     proc = run_cli("ask", "--json", *questions, env={"EVENTBOT_INDEX_DIR": str(index_dir)} | (env or {}))
     return [json.loads(line) for line in proc.stdout.strip().splitlines()]
-
-
-# What the article states plainly and the trained reader does not answer yet: its learnt decision to answer (fitted
-# on fp32 readings, threshold 0.67) gives these p = 0.3-0.65 ("Who comforted Sakamoto …", answered at the threshold
-# 0.57 fitted on bf16 readings, now reads p 0.65: unsure). Strict: an answer here is news.
-DECLINED = pytest.mark.xfail(strict=True, reason="issue 22: the trained reader declines what the article says")
 
 
 def assert_cited_verbatim(answer: dict) -> None:
@@ -71,11 +65,6 @@ def test_readable_output_says_why_it_did_not_answer(index_dir):
     [
         ("How old is Sakamoto?", "25"),
         ("By how many points did Sakamoto finish behind Liu?", "1.91"),
-        pytest.param("What place did Glenn finish in the general classification?", "fifth", marks=DECLINED),
-        pytest.param("Which country is Sakamoto from?", "Japan", marks=DECLINED),
-        pytest.param("Who comforted Sakamoto when she came off the ice?", "Liu", marks=DECLINED),
-        pytest.param("Which team does Amber Glenn skate for?", "Team USA", marks=DECLINED),
-        pytest.param("Who shielded Sakamoto from the camera?", "Glenn", marks=DECLINED),
     ],
 )
 def test_typed_questions_get_precise_phrases(bot, question, expected):
@@ -84,6 +73,22 @@ def test_typed_questions_get_precise_phrases(bot, question, expected):
     assert expected.lower() in answer.answer.lower()
     assert len(answer.answer) < 40  # a phrase, not a paragraph
     assert all(c.quote in ARTICLE_TEXT for c in answer.citations)
+
+
+# The article says these; the trained reader declines or is unsure of them today (docs/limitations.md). What must
+# hold meanwhile: no other value in their place.
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What place did Glenn finish in the general classification?", "fifth"),
+        ("Which country is Sakamoto from?", "Japan"),
+        ("Who comforted Sakamoto when she came off the ice?", "Liu"),
+        ("Which team does Amber Glenn skate for?", "Team USA"),
+        ("Who shielded Sakamoto from the camera?", "Glenn"),
+    ],
+)
+def test_what_it_does_not_answer_yet_is_never_answered_wrong(bot, question, expected):
+    assert_right_or_declined(bot.ask(question), expected)
 
 
 @pytest.mark.parametrize(
@@ -99,14 +104,15 @@ def test_unsupported_questions_abstain(bot, question):
     assert_not_answered(bot.ask(question), ARTICLE_TEXT)
 
 
-@DECLINED
 def test_follow_up_resolves_pronoun(bot):
-    first = bot.ask("Who won the silver medal?")
-    assert "Sakamoto" in first.answer
-    history = [Turn(role="user", content="Who won the silver medal?"), Turn(role="assistant", content=first.answer)]
+    """The follow-up is asked of the person the earlier answer named (the turn is given, not read by the bot)."""
+    history = [
+        Turn(role="user", content="Who won the silver medal?"),
+        Turn(role="assistant", content="Kaori Sakamoto [1]."),
+    ]
     follow = bot.ask("How old is she?", history)
     assert "Sakamoto" in follow.standalone_question
-    assert "25" in follow.answer and not follow.abstained
+    assert_right_or_declined(follow, "25")  # "How old is Kaori Sakamoto?" is unsure today (docs/limitations.md)
 
 
 @pytest.mark.parametrize(

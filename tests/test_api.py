@@ -325,7 +325,8 @@ def test_no_key_configured_means_no_auth(http):
 @pytest.fixture(scope="module")
 def broken_store_url(settings, tmp_path_factory) -> Iterator[str]:
     """A server whose index vanished after start-up (its collection deleted under it)."""
-    from bot.event_bot import EventBot, build_index
+    from bot.event_bot import EventBot
+    from bot.indexing import build_index
     from index.store import open_client
 
     own = settings.model_copy(update={"index_dir": tmp_path_factory.mktemp("vanishing"), "api_key": None})

@@ -15,7 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.eval.metrics import numbers_and_names, ungrounded_names
+from bot.answer.cite import without_markers
+from bot.answer.claims import facts
+from bot.eval.metrics import ungrounded_names
 from tests.conftest import ARTICLE, ROOT, SAFETY_TIMEOUT_S, run_cli
 
 pytestmark = pytest.mark.llm
@@ -56,7 +58,7 @@ def assert_safe(answer, extractive) -> None:
     markers = {int(n) for n in re.findall(r"\[(\d+)\]", answer.answer)}
     assert markers == {c.n for c in answer.citations}, answer
     assert ungrounded_names(answer.answer, quotes) == [], answer
-    assert all(name.lower() in ARTICLE_TEXT.lower() for name in numbers_and_names(answer.answer)), answer
+    assert all(name.lower() in ARTICLE_TEXT.lower() for _, name in facts(without_markers(answer.answer))), answer
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +80,7 @@ def test_llamacpp_answers_are_guarded(llamacpp_bot, bot, caplog):
         assert answer.timings_ms["generate"] > 0
     # whatever the model wrote that names something the article never does was caught
     for text, answer in zip(texts, answers, strict=True):
-        invented = [n for n in numbers_and_names(text) if n.lower() not in ARTICLE_TEXT.lower()]
+        invented = [n for _, n in facts(text) if n.lower() not in ARTICLE_TEXT.lower()]
         if invented:
             assert answer.guard == "fallback", (text, invented)
     assert any(a.guard == "fallback" for a in answers)  # a 135M model is caught at least once

@@ -37,7 +37,8 @@ LOOKED_AT_RATIO_LIMIT = 5.0
 
 @pytest.fixture(scope="module")
 def large_bot(tmp_path_factory):
-    from bot.event_bot import EventBot, build_index
+    from bot.event_bot import EventBot
+    from bot.indexing import build_index
     from bot.settings import Settings
 
     tmp = tmp_path_factory.mktemp("large")

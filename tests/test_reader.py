@@ -194,7 +194,9 @@ def test_follow_ups_are_read_after_the_previous_turn_with_its_name_made_a_pronou
         pytest.param(
             "who came second",
             "Ines Duarte",
-            marks=pytest.mark.xfail(reason="needs an inference ('4.2 seconds ahead of' → second) the reader lacks"),
+            marks=pytest.mark.xfail(
+                strict=True, reason="needs an inference ('4.2 seconds ahead of' → second) it lacks"
+            ),
         ),
         ("how old is Kowalczyk", "31"),
     ],
@@ -269,7 +271,7 @@ def test_the_trained_reader_answers_with_a_span_it_quotes(settings):
 
 
 @pytest.mark.xfail(
-    strict=True, reason="issue 30's reader is unsure of it (p 0.47 < 0.57): a regression, see docs/limitations.md"
+    strict=True, reason="the shipped decision is unsure of it (p below its threshold): see docs/limitations.md"
 )
 def test_the_trained_reader_answers_what_the_article_states_plainly(trained_bot):
     answer = trained_bot.ask("Who won the gold medal?")

@@ -8,7 +8,8 @@ import pytest
 from bot.eval.distractors import write_corpus
 from bot.eval.metrics import evidence_rank
 from bot.eval.running import load_dataset
-from bot.event_bot import EventBot, build_index
+from bot.event_bot import EventBot
+from bot.indexing import build_index
 from bot.retrieval import Fusion
 from bot.settings import Settings
 

@@ -98,10 +98,12 @@ def test_a_question_is_checked_once_on_its_way(index_dir, monkeypatch):
     from typer.testing import CliRunner
 
     import bot.event_bot
+    import bot.questions
     from ui.cli import app
 
-    checked, check = [], bot.event_bot.check_question
-    monkeypatch.setattr(bot.event_bot, "check_question", lambda *a, **k: checked.append(a[1]) or check(*a, **k))
+    checked, check = [], bot.questions.check_question
+    for module in (bot.questions, bot.event_bot):  # where it is defined, and where the bot calls it
+        monkeypatch.setattr(module, "check_question", lambda *a, **k: checked.append(a[1]) or check(*a, **k))
     monkeypatch.setenv("EVENTBOT_INDEX_DIR", str(index_dir))
     result = CliRunner().invoke(app, ["ask", "  How old is Sakamoto?"])
     assert result.exit_code == 0, result.output
@@ -109,10 +111,15 @@ def test_a_question_is_checked_once_on_its_way(index_dir, monkeypatch):
 
 
 def test_vulture_finds_no_dead_code():
+    """At 60 % confidence (unused functions, methods and attributes too); what a framework calls is listed, with
+    why, in tests/vulture_whitelist.py."""
     vulture = Path(sys.executable).parent / "vulture"
     if not vulture.exists():
         pytest.fail("vulture is a dev dependency: `pip install -e '.[dev]'`")
     found = subprocess.run(
-        [str(vulture), *PACKAGES, "--min-confidence", "80"], cwd=ROOT, capture_output=True, text=True
+        [str(vulture), *PACKAGES, "tests/vulture_whitelist.py", "--min-confidence", "60"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert found.returncode == 0 and not found.stdout.strip(), found.stdout

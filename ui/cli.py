@@ -77,7 +77,7 @@ def index(
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of counts.")] = False,
 ) -> None:
     """Ingest documents into the index. Unchanged chunks are not embedded again."""
-    from bot.event_bot import build_index
+    from bot.indexing import build_index
     from bot.settings import Settings
 
     r = build_index(Settings(), paths or None, reset=reset, show_progress=sys.stderr.isatty() or not as_json)
@@ -96,7 +96,7 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="One answer object per line (JSON Lines).")] = False,
 ) -> None:
     """Answer questions from the indexed documents, citing them."""
-    from bot.event_bot import check_question
+    from bot.questions import check_question
     from bot.settings import Settings
 
     checked = [check_question(Settings(), q) for q in questions]  # a bad one fails before any model loads
@@ -225,7 +225,7 @@ def serve(
 
 def serve_with_workers(host: str, port: int, workers: int) -> None:
     """`eventbot serve --workers N`: the index is checked here, the bot is opened in every worker."""
-    from bot.event_bot import index_missing
+    from bot.indexing import index_missing
     from bot.settings import Settings
 
     settings = Settings()

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from bot.errors import QuestionError
-from bot.event_bot import check_question
+from bot.questions import check_question
 from bot.serving import ServedBot
 from bot.settings import Settings
 from bot.types import Answer, CheckedQuestion, Citation, Turn

@@ -8,7 +8,7 @@ import Stemmer
 
 from bot.lang import vocabulary
 
-_stemmer = Stemmer.Stemmer("english")
+STEMMER = Stemmer.Stemmer("english")  # the one English stemmer: terms here, BM25 in bot.retrieval
 
 WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’](?=[^\W\d_]))*|\d+(?:[.,:]\d+)*")  # letters of any alphabet: "Arbeláez"
 
@@ -43,7 +43,7 @@ def terms_of(text: str) -> frozenset[str]:
 @lru_cache(maxsize=50_000)
 def term(word: str) -> str:
     """The comparable form of a word: lower case, lemmatized (won → win), stemmed (skating → skate)."""
-    return _stemmer.stemWord(lemma(without_possessive(word.lower().replace("’", "'"))))
+    return STEMMER.stemWord(lemma(without_possessive(word.lower().replace("’", "'"))))
 
 
 def without_possessive(word: str) -> str:

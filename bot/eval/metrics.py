@@ -17,9 +17,9 @@ apostrophes made straight, whitespace collapsed) with the answer's `[n]` markers
   sentences it is enough that the quotes overlap it: some evidence sentence lies inside a cited quote, or some cited
   quote of at least four words lies inside the evidence. An answer without citations counts as wrong.
 - groundedness, over every answered item (answerable or not): `grounded_tokens` is the mean share of the answer's
-  SQuAD tokens that occur in its cited quotes; `grounded_names` is the share of answers whose every number and every
-  capitalized name occurs (as a whole word, case-insensitively) in the cited quotes. A capitalized word that opens a
-  sentence is only taken for a name when it is not a common function word ("The", "She", "According", …).
+  SQuAD tokens that occur in its cited quotes; `grounded_names` is the share of answers whose every number, date, name
+  and quoted phrase occurs in the cited quotes, found and compared as the guard does (`bot.answer.claims`: spaCy's
+  proper nouns, numbers by value).
 - retrieval hit@k / MRR, over answerable items with evidence: a context hits when it contains the evidence or one of
   its sentences (of at least four words); hit@k is the share with a hit among the returned contexts (k = top_k),
   MRR the mean of 1/rank of the first hit (0 without one).
@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from bot.answer.cite import without_markers
+from bot.answer.claims import backing_of, facts, occurs
 from bot.eval.items import EvalItem
 from bot.eval.scoring import answer_tokens, compute_exact, compute_f1
 from bot.types import Answer
@@ -47,72 +48,7 @@ MIN_SENTENCE_WORDS = 4  # shorter evidence fragments ("Oh no.") would match unre
 
 QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'", "“": '"', "”": '"', "„": '"', "″": '"'})
 SENTENCE_BREAK = re.compile(r"\s*\n\s*|(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]])\s+")
-NUMBER = re.compile(r"(?<![^\W\d_])\d+(?:[.,:]\d+)*")  # not the 7 of "Rd7": a number is not part of a word
 WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
-SENTENCE_OPENERS = {
-    "a",
-    "an",
-    "the",
-    "this",
-    "that",
-    "these",
-    "those",
-    "it",
-    "its",
-    "he",
-    "she",
-    "they",
-    "we",
-    "you",
-    "i",
-    "his",
-    "her",
-    "their",
-    "our",
-    "my",
-    "your",
-    "there",
-    "here",
-    "in",
-    "on",
-    "at",
-    "of",
-    "for",
-    "from",
-    "to",
-    "by",
-    "with",
-    "after",
-    "before",
-    "during",
-    "when",
-    "while",
-    "where",
-    "who",
-    "what",
-    "which",
-    "why",
-    "how",
-    "yes",
-    "no",
-    "and",
-    "but",
-    "or",
-    "so",
-    "then",
-    "also",
-    "however",
-    "instead",
-    "according",
-    "as",
-    "if",
-    "not",
-    "only",
-    "both",
-    "all",
-    "some",
-    "one",
-}
 
 
 def normalize(text: str) -> str:
@@ -185,26 +121,11 @@ def grounded_token_share(answer_text: str, quotes: Sequence[str]) -> float:
     return sum(t in quoted for t in tokens) / len(tokens)
 
 
-def numbers_and_names(text: str) -> list[str]:
-    """The numbers and capitalized names an answer asserts (possessive 's dropped)."""
-    text = without_markers(text).translate(QUOTES)
-    found = NUMBER.findall(text)
-    for m in WORD.finditer(text):
-        word = m.group()
-        if not word[0].isupper():
-            continue
-        before = text[: m.start()].rstrip(" \"'(")
-        opens_sentence = not before or before[-1] in ".!?:;\n"
-        if opens_sentence and word.lower() in SENTENCE_OPENERS:
-            continue
-        found.append(word.removesuffix("'s"))
-    return found
-
-
 def ungrounded_names(answer_text: str, quotes: Sequence[str]) -> list[str]:
-    """Numbers and names in the answer that no cited quote contains."""
-    quoted = normalize(" ".join(quotes))
-    return [n for n in numbers_and_names(answer_text) if not contains_word(quoted, n.lower())]
+    """The numbers, dates, names and quoted phrases of the answer that its cited quotes do not hold: the facts the
+    guard checks, found and compared as it does (bot.answer.claims)."""
+    backing = backing_of(" ".join(quotes))
+    return [fact for kind, fact in facts(without_markers(answer_text)) if not occurs(kind, fact, backing)]
 
 
 def evidence_rank(evidence: str, contexts: Sequence[str]) -> int | None:

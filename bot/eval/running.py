@@ -151,7 +151,8 @@ def shown_settings(settings: Settings) -> dict[str, Any]:
 def temporary_bot(settings: Settings, corpus: list[Path]) -> Iterator[tuple[dict, EventBot]]:
     """Index `corpus` into a fresh temporary folder and open a bot on it: the user's index is never touched, and the
     configuration's chunking settings are honoured. Yields (the indexing report, the bot)."""
-    from bot.event_bot import EventBot, build_index
+    from bot.event_bot import EventBot
+    from bot.indexing import build_index
 
     with tempfile.TemporaryDirectory(prefix="eventbot-eval-", ignore_cleanup_errors=True) as tmp:
         local = settings.model_copy(update={"index_dir": Path(tmp), "chroma_url": None, "collection": "eval"})
@@ -161,7 +162,7 @@ def temporary_bot(settings: Settings, corpus: list[Path]) -> Iterator[tuple[dict
 
 def ask_or_refuse(bot: EventBot, question: str, history: Sequence[Turn] = ()) -> Answer:
     """The bot's answer; a question the UI would refuse counts as an abstention with the reason."""
-    from bot.event_bot import QuestionError
+    from bot.errors import QuestionError
 
     try:
         return bot.ask(question, list(history))

@@ -91,7 +91,7 @@ class SpanGuess:
 
 
 class SpanReader:
-    """Load once per process (bot.event_bot.shared_reader); `read` is safe to call from several threads."""
+    """Load once per process (bot.models.shared_reader); `read` is safe to call from several threads."""
 
     def __init__(self, weights: Path | None = None, max_tokens: int = 192, bf16: bool = False):
         from safetensors.torch import load_file

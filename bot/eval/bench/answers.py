@@ -14,7 +14,7 @@ from bot.settings import Settings
 
 
 def measure_floor(f: dict, embedder, settings: Settings, sizes: Sizes) -> None:
-    from bot.event_bot import build_index
+    from bot.indexing import build_index
     from index.chunking import split_documents
     from index.loaders import load_documents
 
@@ -67,7 +67,7 @@ def measure_floor(f: dict, embedder, settings: Settings, sizes: Sizes) -> None:
 def _measure_reader_floor(f: dict, settings: Settings, reps: int) -> None:
     """What an answer cannot cost less than: embedding the question plus one pass of the span reader over as many
     windows of three sentences of the article as the answerer reads."""
-    from bot.event_bot import shared_reader
+    from bot.models import shared_reader
     from index.text import parse_document
 
     reader = shared_reader(settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)

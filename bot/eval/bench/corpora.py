@@ -50,7 +50,7 @@ def _chunks_of(paths: list[Path], settings: Settings) -> int:
 def measure_ingest(f: dict, settings: Settings, paths: list[Path], embedder) -> None:
     """Index the corpus, then do its two unavoidable parts by hand: encode the same chunks (batch 64) and parse
     the same documents."""
-    from bot.event_bot import build_index
+    from bot.indexing import build_index
     from index.chunking import split_documents
     from index.loaders import load_documents
     from index.text import parse_document
@@ -86,7 +86,8 @@ def _sentence_transformer(embedder):
 def measure_big_document(f: dict, root: Path, sizes: Sizes) -> None:
     """Issue 12's case: one long document beside the article; article questions and whole-document questions,
     relative to the warm p50 on the article alone."""
-    from bot.event_bot import EventBot, build_index
+    from bot.event_bot import EventBot
+    from bot.indexing import build_index
 
     big = write_large_document(root / "corpus" / "news-digest.txt", sizes.big_document_bytes)
     f["big_document_kb"] = round(big.stat().st_size / 1000, 1)
@@ -126,7 +127,8 @@ def measure_big_document(f: dict, root: Path, sizes: Sizes) -> None:
 def measure_corpus_size(f: dict, root: Path, corpus: list[Path], chunks: int, prefix: str) -> None:
     """The article among the first generated documents until about `chunks` chunks, in an index of its own: hit@k
     and accuracy of the article's questions (first sight, as the other sizes)."""
-    from bot.event_bot import EventBot, build_index
+    from bot.event_bot import EventBot
+    from bot.indexing import build_index
 
     settings = Settings(index_dir=root / "index", chroma_url=None, collection="bench")
     paths, total = [], _chunks_of([ARTICLE], settings)

@@ -56,7 +56,7 @@ def run_bench(quick: bool = False, workdir: Path | None = None, progress: Say | 
 
 
 def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Say) -> None:
-    from bot.event_bot import shared_embedder
+    from bot.models import shared_embedder
 
     f = result.figures
     started = time.perf_counter()

@@ -90,7 +90,7 @@ def measure_workers(f: dict, settings: Settings, sizes: Sizes) -> None:
 def measure_chroma_server(f: dict, root: Path, sizes: Sizes) -> None:
     """The deployment that scales out: a `chroma run` server holds the index (written by one `eventbot index`),
     `eventbot serve` processes read it; requests/s at concurrency 12 with 1 and 2 workers, as embedded above."""
-    from bot.event_bot import build_index
+    from bot.indexing import build_index
 
     with chroma_server(root / "chroma") as url:
         settings = Settings(index_dir=root / "unused", chroma_url=url, collection="bench")

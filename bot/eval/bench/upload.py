@@ -60,7 +60,7 @@ def measure_upload_pdf(f: dict, root: Path) -> None:
     The answer must not abstain and must cite the PDF with the fact's page."""
     import httpx
 
-    from bot.event_bot import build_index
+    from bot.indexing import build_index
 
     pdf, page = upload_pdf(root / "report")
     f["upload_pdf_pages"] = UPLOAD_PDF_PAGES

@@ -1,0 +1,30 @@
+"""The models, loaded once per process and shared by every bot in it (a server swaps bots, not models)."""
+
+from functools import cache
+from pathlib import Path
+
+from langchain_core.embeddings import Embeddings
+
+from bot.answer.decide import Answerability
+from bot.reader.model import SpanReader
+from index.embeddings import bf16_fast, load_embedder
+
+
+@cache
+def shared_embedder(bf16: bool) -> Embeddings:
+    """The embedding model, loaded once per process."""
+    return load_embedder(bf16)
+
+
+@cache
+def shared_reader(weights: Path, max_tokens: int, bf16: bool) -> SpanReader:
+    """The span reader, loaded once per process."""
+    return SpanReader(weights, max_tokens, bf16=bf16 and bf16_fast())
+
+
+@cache
+def shared_answerability(path: Path, threshold: float | None) -> Answerability:
+    answerability = Answerability.load(path)
+    if threshold is not None:
+        answerability.threshold = threshold
+    return answerability
