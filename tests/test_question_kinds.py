@@ -57,9 +57,7 @@ def test_a_yes_no_question_says_yes_with_the_fact(bot):
     assert answer.answer.startswith("Yes — ") and "fifth" in answer.citations[0].quote
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the learnt decision is unsure of it today (docs/limitations.md)"
-)
+@pytest.mark.xfail(strict=True, reason="the learnt decision is unsure of it today (docs/limitations.md)")
 def test_a_yes_no_question_says_no_with_the_fact(bot):
     answer = bot.ask("did sakamotto win gold")
     assert answer.answer.startswith("No — ") and "silver" in answer.answer and answer.citations
