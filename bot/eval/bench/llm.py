@@ -1,7 +1,8 @@
 """The local LLM's own speed, the floor any answer the LLM reads is measured against: llama-cpp-python alone, the
 file and threads the bot loads (`bot.answer.generative.load_llama`), the article first in the system message and the
 question last, so that after the first question llama.cpp reuses the article's cached prefix and a new question
-costs only its own tokens and the answer's."""
+costs only its own tokens and the answer's. Then the same model behind `eventbot serve`, against that floor and
+under bursts."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import time
 from pathlib import Path
 
 from bot.eval.bench.corpora import ARTICLE
-from bot.eval.bench.figures import BenchResult, SectionSkipped, Sizes, ms, pct
-from bot.eval.bench.questions import article_items
+from bot.eval.bench.figures import BenchResult, SectionSkipped, Sizes, ms, pct, ratio
+from bot.eval.bench.load import ask_all
+from bot.eval.bench.processes import live_server
+from bot.eval.bench.questions import article_items, new_questions, warm_up_questions
+from bot.settings import Settings
 
 SECTION = "the local LLM alone: prefill, decode, a question over the cached article"
 ANSWER_TOKENS = 24  # about a short answer with its citation
@@ -67,3 +71,50 @@ def measure_llm_floor(result: BenchResult, sizes: Sizes, model: Path | None = No
     f["llm_threads"] = llama.n_threads
     f["llm_model_mb"] = round(path.stat().st_size / 1e6)
     result.notes["llm_cpu_flags"] = cpu_flags()
+
+
+SERVER_SECTION = "live server with the local LLM: new questions against the floor, two bursts"
+
+
+def measure_llm_server(
+    f: dict,
+    settings: Settings,
+    model: Path | None = None,
+    sequential: int = 8,
+    popular_requests: int = 300,
+    distinct: int = 40,
+) -> None:
+    """`eventbot serve` with `EVENTBOT_LLM=llamacpp` (ready once its warm-up answer has read the article): the first
+    question after ready and `sequential` new ones one at a time (p50 against the floor); then `popular_requests`
+    at concurrency 12 over four questions (the answer cache makes that four generations), and `distinct` new
+    questions at concurrency 8, each of which should be a 200 or, while the LLM's queue is full, a 503 with
+    Retry-After, none slower than the LLM's timeout + 10 s."""
+    from bot.errors import LLMSetupError
+    from bot.llm_file import installed
+
+    try:
+        path = model or installed()
+    except LLMSetupError as exc:
+        raise SectionSkipped(str(exc)) from exc
+    asked = new_questions(1 + sequential + distinct, offset=1000)  # none of the other sections' questions
+    first, one_by_one, burst = asked[0], asked[1 : 1 + sequential], asked[1 + sequential :]
+    popular = warm_up_questions()[:4]
+    with live_server(settings, env={"EVENTBOT_LLM": "llamacpp", "EVENTBOT_LLM_MODEL": str(path)}) as server:
+        f["llm_serve_first_200_s"] = round(server.first_200_s, 2)
+        [first_reply] = ask_all(server.url, [first], 1)
+        warm = ask_all(server.url, one_by_one, 1)
+        popular_replies = ask_all(server.url, [popular[n % len(popular)] for n in range(popular_requests)], 12)
+        burst_replies = ask_all(server.url, burst, 8)
+    f["llm_serve_first_question_ms"] = first_reply.ms
+    f["llm_serve_question_p50_ms"] = pct([r.ms for r in warm], 50)
+    f["llm_serve_errors"] = sum(r.status != 200 for r in [first_reply, *warm])
+    f["llm_serve_first_vs_warm"] = ratio(first_reply.ms, f["llm_serve_question_p50_ms"])
+    f["llm_serve_vs_floor"] = ratio(f["llm_serve_question_p50_ms"], f.get("llm_floor_question_p50_ms"))
+    f["llm_popular_requests_c12"] = len(popular_replies)
+    f["llm_popular_errors_c12"] = sum(r.status != 200 for r in popular_replies)
+    f["llm_burst_questions_c8"] = len(burst_replies)
+    f["llm_burst_200"] = sum(r.status == 200 for r in burst_replies)
+    f["llm_burst_503_retry_after"] = sum(r.status == 503 and r.retry_after for r in burst_replies)
+    f["llm_burst_other"] = len(burst_replies) - f["llm_burst_200"] - f["llm_burst_503_retry_after"]
+    f["llm_burst_max_ms"] = max(r.ms for r in burst_replies)
+    f["llm_burst_limit_ms"] = ms(settings.llm_timeout_s + 10)

@@ -5,22 +5,28 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bot.eval.bench.figures import ms
 
 
-def load(url: str, questions: Sequence[str], concurrency: int, requests: int) -> tuple[float, int, list[float]]:
-    """`requests` POST /api/ask from `concurrency` clients at once; (requests/s, errors, latencies in ms)."""
+@dataclass(frozen=True)
+class Reply:
+    status: int  # 0: no reply (a connection error or the client's timeout)
+    retry_after: bool  # it carried a Retry-After header
+    ms: float
+
+
+def ask_all(url: str, questions: Sequence[str], concurrency: int, timeout_s: float = 120.0) -> list[Reply]:
+    """Each question once as POST /api/ask, from `concurrency` clients at once; the replies in the questions' order."""
     import httpx
 
-    errors = 0
-    latencies: list[float] = []
+    replies: list[Reply | None] = [None] * len(questions)
     lock = threading.Lock()
-    counter = iter(range(requests))
+    counter = iter(range(len(questions)))
 
     def client() -> None:
-        nonlocal errors
-        with httpx.Client(base_url=url, timeout=120) as http:
+        with httpx.Client(base_url=url, timeout=timeout_s) as http:
             while True:
                 with lock:
                     n = next(counter, None)
@@ -28,17 +34,24 @@ def load(url: str, questions: Sequence[str], concurrency: int, requests: int) ->
                     return
                 t0 = time.perf_counter()
                 try:
-                    ok = http.post("/api/ask", json={"question": questions[n % len(questions)]}).status_code == 200
+                    got = http.post("/api/ask", json={"question": questions[n]})
+                    status, retry_after = got.status_code, "retry-after" in got.headers
                 except httpx.HTTPError:
-                    ok = False
-                with lock:
-                    latencies.append(ms(time.perf_counter() - t0))
-                    errors += not ok
+                    status, retry_after = 0, False
+                replies[n] = Reply(status, retry_after, ms(time.perf_counter() - t0))
 
-    t0 = time.perf_counter()
     threads = [threading.Thread(target=client, daemon=True) for _ in range(concurrency)]  # no wait on a kill
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return round(requests / (time.perf_counter() - t0), 2), errors, latencies
+    return [r for r in replies if r is not None]
+
+
+def load(url: str, questions: Sequence[str], concurrency: int, requests: int) -> tuple[float, int, list[float]]:
+    """`requests` POST /api/ask from `concurrency` clients at once, cycling through `questions`; (requests/s, errors,
+    latencies in ms)."""
+    t0 = time.perf_counter()
+    replies = ask_all(url, [questions[n % len(questions)] for n in range(requests)], concurrency)
+    rps = round(requests / (time.perf_counter() - t0), 2)
+    return rps, sum(r.status != 200 for r in replies), [r.ms for r in replies]

@@ -185,9 +185,10 @@ def _die_with_parent(parent: int) -> Callable[[], None] | None:
 
 
 @contextlib.contextmanager
-def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
-    """`eventbot serve` in a subprocess on a free loopback port, up once /healthz answers 200; stopped after, also
-    when this process is killed from outside (see the module's docstring)."""
+def live_server(settings: Settings, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[LiveServer]:
+    """`eventbot serve` in a subprocess on a free loopback port (`env`: settings beside the index's, e.g. the LLM),
+    up once /healthz answers 200; stopped after, also when this process is killed from outside (see the module's
+    docstring)."""
 
     port = _free_port()
     args = [EVENTBOT, "serve", "--host", "127.0.0.1", "--port", str(port)]
@@ -195,7 +196,7 @@ def live_server(settings: Settings, workers: int = 1) -> Iterator[LiveServer]:
         args += ["--workers", str(workers)]
     url = f"http://127.0.0.1:{port}"
     t0 = time.perf_counter()
-    with _server(args, eventbot_env(settings), f"{url}/healthz") as proc:
+    with _server(args, eventbot_env(settings) | (env or {}), f"{url}/healthz") as proc:
         yield LiveServer(proc, url, time.perf_counter() - t0)
 
 
