@@ -8,25 +8,23 @@ back into an earlier one. read, decide and reply are timed together as "answer".
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from bot.answer.cite import cite
 from bot.answer.corpus import Corpus
 from bot.answer.reply import reply_to
+from bot.answer.state import ChainState
 from bot.answer.understand import understand
 from bot.conversation import previous_turn
-from bot.types import ChainState, Decision, Evidence, Passage, Question, Reading, Turn
-
-if TYPE_CHECKING:
-    from bot.answer.generative import Generation
+from bot.types import Decision, Evidence, Generation, Passage, Question, Reading, Turn
 
 T = TypeVar("T")
 
 Read = Callable[[Question, list[Passage], Corpus, str], Reading | None]  # bot.answer.read.SentenceReader
 Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.Answerability.decide
-Generate = Callable[[str, list[Passage], str, list[Turn]], "Generation"]  # bot.answer.generative.Generator
+Generate = Callable[[str, list[Passage], str, list[Turn]], Generation]  # bot.answer.generative.Generator
 
 
 def timed(name: str, step: Callable[[ChainState], T]) -> RunnableLambda:

@@ -1,18 +1,13 @@
 """Plain data types shared by the layers: passages and sentences of the documents, what the chain's steps hand down
-(a Question, a Reading with its Evidence, a Decision, a Draft), the chain's state, a checked question, and the answer
-object that `eventbot ask --json` prints and `POST /api/ask` returns (README: "The answer object")."""
+(a Question, a Reading with its Evidence, a Decision, a Draft, the LLM's Generation and its LLMReview), a checked
+question, and the answer object that `eventbot ask --json` prints and `POST /api/ask` returns (README: "The answer object")."""
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from index.text import ParsedSentence
-
-if TYPE_CHECKING:  # the chain's later values are defined by the steps that make them, which import this module
-    from bot.answer.corpus import Corpus
-    from bot.answer.generative import Generation
-    from bot.answer.guard import LLMReview
 
 
 @dataclass(frozen=True)
@@ -182,31 +177,24 @@ class Answer(BaseModel):
     timings_ms: dict[str, float] = {}
 
 
-class Linked(TypedDict):
-    """The question and the user's earlier turns in the documents' spelling (the link step)."""
+@dataclass
+class Generation:
+    """What the LLM wrote for one question, or why it wrote nothing. `token_logprobs`: the model's log-probability
+    of each token it wrote (before the grammar's constraint), and `p_not_in_documents` its probability of opening
+    with the abstention: signals for the decision to answer (bot.answer.llm_decide); None where the backend does
+    not give them."""
 
-    question: str
-    history: list[Turn]
+    backend: str
+    text: str | None
+    error: str | None = None
+    token_logprobs: list[float] | None = None
+    p_not_in_documents: float | None = None
 
 
-class ChainState(TypedDict):
-    """What the chain's steps pass along (bot.chain): the input keys, then one key added by each step."""
+@dataclass
+class LLMReview:
+    """A grounded LLM answer as the learnt decision judged it (calibration reads it to label and refit)."""
 
-    question: str
-    history: list[Turn]
-    timings_ms: dict[str, float]  # milliseconds of each step, by its name
-    linked: NotRequired[Linked]  # link: {"question", "history"} in the documents' spelling
-    standalone_question: NotRequired[str]  # condense: the question made to stand alone
-    asked: NotRequired[Question]  # understand: what it asks
-    passages: NotRequired[list[Passage]]  # retrieve
-    corpus: NotRequired["Corpus"]  # expand: the sentences of the chunks around the passages
-    reading: NotRequired[Reading | None]  # read: the best span and its evidence
-    decision: NotRequired[Decision | None]  # decide: whether to answer it
-    draft: NotRequired[Draft]  # reply (and guard, which may replace it)
-    llm_passages: NotRequired[list[Passage]]  # generate: what the LLM read, numbered as it cites them
-    llm_corpus: NotRequired["Corpus"]  # generate: their sentences, which the guard checks
-    generation: NotRequired["Generation"]  # generate: the LLM's candidate
-    backend: NotRequired[str]  # guard: which backend's draft is cited
-    guard: NotRequired[str]  # guard: "passed" or "fallback"
-    llm_review: NotRequired["LLMReview | None"]  # guard: the LLM's grounded answer as the decision judged it
-    extractive_draft: NotRequired[Draft]  # guard: the span reader's draft, whichever is cited
+    draft: Draft  # the LLM's answer, renumbered and quoted
+    features: list[float]  # bot.answer.llm_decide.LLM_FEATURES
+    probability: float

@@ -5,8 +5,9 @@ retrieved. The citation markers of a text ("[1]", "[1, 3]", an LLM's "[Document 
 import re
 from dataclasses import dataclass
 
+from bot.answer.state import ChainState
 from bot.lang import alternatives, vocabulary
-from bot.types import Answer, ChainState, Citation, Context, Draft
+from bot.types import Answer, Citation, Context, Draft
 
 LABEL = f"(?:{alternatives(vocabulary().citation_labels)})"  # bot/lang/en/guard.toml
 MARKER = re.compile(rf"\[\s*(?:{LABEL}\s*)?\d+(?:\s*[,;]\s*(?:{LABEL}\s*)?\d+)*\s*\]", re.IGNORECASE)

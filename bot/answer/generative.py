@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from bot.conversation import recent_turns
 from bot.errors import LLMBusyError, LLMSetupError
 from bot.llm_file import installed as installed_llm
 from bot.settings import Settings
-from bot.types import Passage, Turn
+from bot.types import Generation, Passage, Turn
 
 log = logging.getLogger(__name__)
 
@@ -64,20 +63,6 @@ claim ::= (plain | [0-9] "." [0-9])+ [.!?] " " cite+
 cite ::= "[" [1-9] [0-9]? "]"
 plain ::= [^\[\]\n<>.!?]
 """
-
-
-@dataclass
-class Generation:
-    """What the LLM wrote for one question, or why it wrote nothing. `token_logprobs`: the model's log-probability
-    of each token it wrote (before the grammar's constraint), and `p_not_in_documents` its probability of opening
-    with the abstention: signals for the decision to answer (bot.answer.llm_decide); None where the backend does
-    not give them."""
-
-    backend: str
-    text: str | None
-    error: str | None = None
-    token_logprobs: list[float] | None = None
-    p_not_in_documents: float | None = None
 
 
 def prompt(request: dict) -> list[BaseMessage]:

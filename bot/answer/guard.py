@@ -40,7 +40,7 @@ from bot.answer.claims import (
 )
 from bot.answer.llm_decide import LLMDecision, llm_features
 from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
-from bot.types import Draft, Passage, Sentence, Span
+from bot.types import Draft, LLMReview, Passage, Sentence, Span
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +54,6 @@ class Verdict:
     backend: str  # who wrote draft.text
     guard: str  # "passed" or "fallback"
     reason: str = ""  # why it fell back
-
-
-@dataclass
-class LLMReview:
-    """A grounded LLM answer as the learnt decision judged it (calibration reads it to label and refit)."""
-
-    draft: Draft  # the LLM's answer, renumbered and quoted
-    features: list[float]  # bot.answer.llm_decide.LLM_FEATURES
-    probability: float
 
 
 class Guard:
