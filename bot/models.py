@@ -24,6 +24,7 @@ def shared_reader(weights: Path, max_tokens: int, bf16: bool) -> SpanReader:
 
 @cache
 def shared_answerability(path: Path, threshold: float | None) -> Answerability:
+    """The learnt decision to answer, loaded once per process (`threshold`: a setting that overrides its own)."""
     answerability = Answerability.load(path)
     if threshold is not None:
         answerability.threshold = threshold

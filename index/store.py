@@ -1,8 +1,9 @@
 """The Chroma store: embedded (a folder) or a `chroma run` server, and idempotent indexing into it.
 
 This is the one module that talks to Chroma (a `Store`: the client, the collection, the embedder its vectors come
-from), through chromadb's public API: every read and write of chunks elsewhere goes through the functions under "Reading and writing chunks", and a store's
-failure becomes `StoreUnavailableError` at one boundary, `store_errors` (httpx's `map_exceptions` is the model)."""
+from), through chromadb's public API: every read and write of chunks elsewhere goes through the functions under
+"Reading and writing chunks", and a store's failure becomes `StoreUnavailableError` at one boundary, `store_errors`
+(httpx's `map_exceptions` is the model)."""
 
 import logging
 import threading

@@ -107,14 +107,14 @@ def measure_llm_server(
         burst_replies = ask_all(server.url, burst, 8)
     f["llm_serve_first_question_ms"] = first_reply.ms
     f["llm_serve_question_p50_ms"] = pct([r.ms for r in warm], 50)
-    f["llm_serve_errors"] = sum(r.status != 200 for r in [first_reply, *warm])
+    f["llm_serve_errors"] = 1 + sequential - sum(r.status == 200 for r in [first_reply, *warm])
     f["llm_serve_first_vs_warm"] = ratio(first_reply.ms, f["llm_serve_question_p50_ms"])
     f["llm_serve_vs_floor"] = ratio(f["llm_serve_question_p50_ms"], f.get("llm_floor_question_p50_ms"))
-    f["llm_popular_requests_c12"] = len(popular_replies)
-    f["llm_popular_errors_c12"] = sum(r.status != 200 for r in popular_replies)
-    f["llm_burst_questions_c8"] = len(burst_replies)
+    f["llm_popular_requests_c12"] = popular_requests
+    f["llm_popular_errors_c12"] = popular_requests - sum(r.status == 200 for r in popular_replies)
+    f["llm_burst_questions_c8"] = len(burst)
     f["llm_burst_200"] = sum(r.status == 200 for r in burst_replies)
     f["llm_burst_503_retry_after"] = sum(r.status == 503 and r.retry_after for r in burst_replies)
-    f["llm_burst_other"] = len(burst_replies) - f["llm_burst_200"] - f["llm_burst_503_retry_after"]
+    f["llm_burst_other"] = len(burst) - f["llm_burst_200"] - f["llm_burst_503_retry_after"]  # a lost one too
     f["llm_burst_max_ms"] = max(r.ms for r in burst_replies)
     f["llm_burst_limit_ms"] = ms(settings.llm_timeout_s + 10)
