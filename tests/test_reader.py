@@ -12,8 +12,9 @@ from bot.reader.model import SpanReader
 from bot.settings import Settings
 from bot.training.calibration import squad_f1
 from bot.training.examples import Example, user_question_examples
-from bot.training.fine_tune import IGNORE, TrainConfig, collate, featurize, shared_loss, train
+from bot.training.fine_tune import TrainConfig, train
 from bot.training.groups import group_of, groups_from_examples
+from bot.training.objective import IGNORE, collate, featurize, shared_loss
 from bot.types import Evidence
 from tests.conftest import ARTICLE, assert_not_answered
 
@@ -58,6 +59,37 @@ def test_a_few_training_steps_lower_the_loss_and_the_weights_load_and_read(tmp_p
     assert len(guesses) == 1 and 0 <= guesses[0].start < guesses[0].end <= len(STORY)
     assert 0.0 < guesses[0].yes < 1.0
     assert not (tmp_path / "checkpoints" / "checkpoint.pt").exists()  # a finished run leaves none
+
+
+@pytest.mark.skipif(
+    not (SQUAD_DIR / "train-v1.1.json.gz").is_file() or not (BOOLQ_DIR / "dev.jsonl.gz").is_file(),
+    reason=f"no SQuAD and BoolQ beside the repository ({SQUAD_DIR.parent})",
+)
+def test_an_exported_folder_trains_without_the_bots_packages_and_its_weights_read(tmp_path):
+    """What a borrowed GPU machine gets (bot.training.accelerated): the groups come back from their file as they
+    were built, the base folder holds only the frozen word embeddings, and training from it (here on the CPU, a
+    few steps) writes weights the reader loads. The trainer's imports need neither spaCy nor LangChain."""
+    import subprocess
+    import sys
+
+    from safetensors import safe_open
+
+    from bot.training.accelerated import BASE_FOLDER, GROUPS_FILE, export, train_exported
+    from bot.training.groups import training_groups
+    from bot.training.objective import load_groups
+    from tests.conftest import ROOT
+
+    config = TrainConfig(limit=12, bf16=False)
+    assert export(tmp_path / "x", config) == 12
+    assert load_groups(tmp_path / "x" / GROUPS_FILE) == training_groups(config)
+    with safe_open(str(tmp_path / "x" / BASE_FOLDER / "model.safetensors"), "pt") as base:
+        assert list(base.keys()) == ["embeddings.word_embeddings.weight"]
+    report = train_exported(tmp_path / "x", tmp_path / "out", Settings().reader_weights, epochs=0.5, batch_size=4)
+    assert report["steps"] == 2 and report["config"]["init"] == str(Settings().reader_weights)
+    assert SpanReader(tmp_path / "out" / "reader.safetensors").read("Who won the regatta?", [STORY])
+    imports = "import sys, bot.training.accelerated; print(sorted({'spacy', 'langchain_core'} & set(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", imports], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
 
 
 @pytest.mark.skipif(

@@ -280,7 +280,8 @@ def train_reader(
     from bot.reader.model import WEIGHTS_DIR
     from bot.training.calibration import calibrate as learn_when_to_answer
     from bot.training.card import write_card
-    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, check_training_paths, train, training_groups
+    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, check_training_paths, checked_checkpoint, train
+    from bot.training.groups import training_groups
 
     squad, out = data or SQUAD_DIR, out or WEIGHTS_DIR
     if calibrate_llm:
@@ -295,6 +296,7 @@ def train_reader(
             init=str(init) if init else None,
             squad_questions=squad_questions or None,
         )
+        checked_checkpoint(checkpoints or CHECKPOINT_DIR, resume)  # before minutes of choosing windows
         report = train(
             config, out, training_groups(config, squad), resume=resume, checkpoint_dir=checkpoints or CHECKPOINT_DIR
         )

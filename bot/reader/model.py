@@ -51,14 +51,15 @@ class ReaderNet(torch.nn.Module):
         return start.squeeze(-1), end.squeeze(-1), self.yes_no(hidden[:, 0]).float()
 
 
-def load_base() -> tuple[ReaderNet, object]:
-    """The installed MiniLM with fresh heads, and its fast tokenizer."""
+def load_base(path: str | None = None) -> tuple[ReaderNet, object]:
+    """The installed MiniLM (or the one in folder `path`) with fresh heads, and its fast tokenizer."""
     from transformers import AutoModelForQuestionAnswering, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()  # "newly initialized qa_outputs" is expected before loading our weights
-    path = base_model_path()
-    return ReaderNet(AutoModelForQuestionAnswering.from_pretrained(path)), AutoTokenizer.from_pretrained(path)
+    path = path or base_model_path()
+    qa_model = AutoModelForQuestionAnswering.from_pretrained(path, dtype=torch.float32)  # fp32 whatever the file holds
+    return ReaderNet(qa_model), AutoTokenizer.from_pretrained(path)
 
 
 def question_text(tokenizer, question: str, history: str = "") -> str:

@@ -9,31 +9,19 @@ import logging
 import math
 import random
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 from tqdm import tqdm
 
-from bot.reader.model import FROZEN, WEIGHTS_FILE, load_base, question_text, trained_state
-from bot.training.examples import (
-    SQUAD_DIR,
-    boolq_examples,
-    by_paragraph,
-    follow_ups,
-    squad_examples,
-    squad_train_examples,
-    train_titles,
-    user_question_examples,
-)
-from bot.training.groups import Group, Window, article_documents, groups_from_examples, typed_like_chat
-from index.embeddings import bf16_fast
+from bot.reader.model import FROZEN, WEIGHTS_FILE, load_base, trained_state
+from bot.training.objective import Group, collate, featurize, loss_of
 from index.errors import InputError
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / ".eventbot" / "training"  # ignored by git
-IGNORE = -100  # a label the loss skips (no span for a BoolQ row, no yes/no for a span row)
 
 
 class CheckpointError(InputError, RuntimeError):
@@ -76,140 +64,19 @@ class TrainConfig:
     init: str | None = None  # start from these weights (e.g. the shipped reader) instead of the plain MiniLM
     # bf16 autocast only where the CPU has bf16 instructions (AMX, AVX512-BF16: 1.5x faster steps); elsewhere autocast
     # would emulate bf16, about 3x slower than fp32 (27.7 s a step on an AVX2-only EPYC), so fp32 there
-    bf16: bool = field(default_factory=bf16_fast)
+    bf16: bool = field(default_factory=lambda: _bf16_fast())
     checkpoint_minutes: float = 8.0
 
 
-def training_groups(config: TrainConfig, squad_dir: Path = SQUAD_DIR) -> list[Group]:
-    """Every training question as the windows the bot would read for it, shuffled by the seed: SQuAD (1.1 train and
-    the dev articles' train part, never a held-out or test article; a sample of `squad_questions`) over its
-    paragraph and others of its article, follow-ups made from them, BoolQ's training titles for the yes/no head, and
-    the questions typed as users type them over their whole documents. The development sets stay out: they judge."""
-    rng = random.Random(config.seed)
-    articles = by_paragraph(squad_examples(train_titles(squad_dir), squad_dir))
-    if config.squad_train:
-        articles += squad_train_examples(squad_dir)
-    examples = [ex for paragraphs in articles for questions in paragraphs for ex in questions]
-    examples += follow_ups(articles, config.follow_up_share, rng)
-    wanted = min(config.squad_questions or len(examples), config.limit or len(examples))
-    examples = rng.sample(examples, min(wanted, len(examples)))
-    examples = [
-        replace(ex, question=typed_like_chat(ex.question, rng)) if rng.random() < config.chat_typed_share else ex
-        for ex in examples
-    ]
-    documents = article_documents(articles, config.other_paragraphs, rng)
-    examples += boolq_examples(held_out=False) * config.boolq_repeats
-    examples += user_question_examples() * config.user_question_repeats
-    groups = groups_from_examples(examples, documents, config.drop_share, rng)
-    rng.shuffle(groups)
-    return groups[: config.limit] if config.limit else groups
+def _bf16_fast() -> bool:
+    from index.embeddings import bf16_fast  # loads the embedding stack: only where no precision was given
+
+    return bf16_fast()
 
 
-def featurize(tokenizer, groups: list[Group], max_tokens: int) -> list[dict]:
-    """Each group's windows tokenized as the reader reads them (question, then window; cut to `max_tokens`), with
-    the token positions where its answer starts and ends in each window (none where a window does not hold all of
-    it)."""
-    rows = []
-    pairs = [(g, w) for g in groups for w in g.windows]
-    for at in range(0, len(pairs), 1024):
-        batch = pairs[at : at + 1024]
-        enc = tokenizer(
-            [question_text(tokenizer, g.question, g.history) for g, _ in batch],
-            [w.text for _, w in batch],
-            truncation="only_second",
-            max_length=max_tokens,
-            return_offsets_mapping=True,
-        )
-        for i, (_, window) in enumerate(batch):
-            seq, offsets = enc.sequence_ids(i), enc["offset_mapping"][i]
-            starts, ends = _answer_tokens(window, seq, offsets)
-            rows.append(
-                {
-                    "input_ids": enc["input_ids"][i],
-                    "token_type_ids": enc["token_type_ids"][i],
-                    "context": [j for j, s in enumerate(seq) if s == 1],
-                    "starts": starts,
-                    "ends": ends,
-                }
-            )
-    features, at = [], 0
-    for g in groups:
-        windows = rows[at : at + len(g.windows)]
-        at += len(g.windows)
-        features.append({"windows": windows, "yes_no": IGNORE if g.yes_no is None else int(g.yes_no)})
-    return features
-
-
-def _answer_tokens(window: Window, seq: list, offsets: list) -> tuple[list[int], list[int]]:
-    """The tokens where the window's answers start and end (empty when none fits in the tokenized window)."""
-    ctx = [i for i, s in enumerate(seq) if s == 1]
-    starts, ends = [], []
-    for a_start, a_end in window.answers:
-        if not ctx or offsets[ctx[0]][0] > a_start or offsets[ctx[-1]][1] < a_end:
-            continue
-        starts.append(next(i for i in ctx if offsets[i][1] > a_start))
-        ends.append(next(i for i in reversed(ctx) if offsets[i][0] < a_end))
-    return starts, ends
-
-
-def collate(batch: list[dict]) -> dict:
-    """The batch's windows padded to the longest, and per window its group, context tokens and answer tokens."""
-    windows = [w for g in batch for w in g["windows"]]
-    width = max(len(w["input_ids"]) for w in windows)
-    ids = torch.zeros(len(windows), width, dtype=torch.long)
-    types, mask = torch.zeros_like(ids), torch.zeros_like(ids)
-    context, starts, ends = (torch.zeros(len(windows), width, dtype=torch.bool) for _ in range(3))
-    group = []
-    for i, w in enumerate(windows):
-        n = len(w["input_ids"])
-        ids[i, :n], types[i, :n], mask[i, :n] = torch.tensor(w["input_ids"]), torch.tensor(w["token_type_ids"]), 1
-        context[i, w["context"]], starts[i, w["starts"]], ends[i, w["ends"]] = True, True, True
-    for g, item in enumerate(batch):
-        group += [g] * len(item["windows"])
-    return {
-        "input_ids": ids,
-        "token_type_ids": types,
-        "attention_mask": mask,
-        "context": context,
-        "starts": starts,
-        "ends": ends,
-        "group": torch.tensor(group),
-        "yes_no": torch.tensor([item["yes_no"] for item in batch]),
-    }
-
-
-def shared_loss(logits: torch.Tensor, context: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
-    """One softmax over the no-answer position (the mean of the windows' first-token logits) and every context token
-    of every window; minus the log of the probability of the gold positions (all places the answer sits, or no
-    answer when none)."""
-    null = logits[:, 0].mean().unsqueeze(0)
-    scores = torch.cat([null, logits[context]])
-    gold_scores = logits[gold] if gold.any() else null
-    return torch.logsumexp(scores, 0) - torch.logsumexp(gold_scores, 0)
-
-
-def loss_of(model, batch: dict, bf16: bool) -> torch.Tensor:
-    """Per span question, the shared-normalization loss of start and end over all its windows; per yes/no row, the
-    yes/no head's cross-entropy on its window's first token."""
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-        starts, ends, yes_no = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
-    losses = []
-    for g, label in enumerate(batch["yes_no"].tolist()):
-        rows = batch["group"] == g
-        if label != IGNORE:
-            first = int(rows.nonzero()[0])
-            losses.append(torch.nn.functional.cross_entropy(yes_no[first : first + 1], torch.tensor([label])))
-            continue
-        context = batch["context"][rows]
-        start = shared_loss(starts[rows], context, batch["starts"][rows])
-        end = shared_loss(ends[rows], context, batch["ends"][rows])
-        losses.append((start + end) / 2)
-    return torch.stack(losses).mean()
-
-
-def _trainable_base(config: TrainConfig):
+def _trainable_base(config: TrainConfig, base: str | None = None):
     """The base model (all but the frozen word embeddings trained), warm-started from `config.init` when set."""
-    model, tokenizer = load_base()
+    model, tokenizer = load_base(base)
     for name, param in model.named_parameters():
         param.requires_grad = name not in FROZEN
     if config.init:
@@ -224,17 +91,23 @@ def train(
     progress: bool = True,
     resume: bool = False,
     checkpoint_dir: Path = CHECKPOINT_DIR,
+    base: str | None = None,
+    stop_after_s: float | None = None,
 ) -> dict:
     """Trains and writes `out/reader.safetensors` (fp16, without the frozen word embeddings) and
     `out/training.json` (configuration, data, loss by step). With `resume`, continues from the checkpoint of the
-    same configuration in `checkpoint_dir`; without it, a checkpoint there is an error (it would be overwritten)."""
+    same configuration in `checkpoint_dir`; without it, a checkpoint there is an error (it would be overwritten).
+    On a CUDA GPU where there is one; `base`: the MiniLM folder (default: the installed package's); `stop_after_s`:
+    stop early after this many seconds of training (a lease on a borrowed machine), keeping what was learnt."""
     from safetensors.torch import save_file
 
     torch.manual_seed(config.seed)
-    checkpoint = _checked_checkpoint(checkpoint_dir, resume)
+    checkpoint = checked_checkpoint(checkpoint_dir, resume)
     out.mkdir(parents=True, exist_ok=True)
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    model, tokenizer = _trainable_base(config)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model, tokenizer = _trainable_base(config, base)
+    model.to(device)
     questions = featurize(tokenizer, groups, config.max_tokens)
     steps_per_epoch = math.ceil(len(questions) / config.batch_size)
     total = max(1, round(steps_per_epoch * config.epochs))
@@ -248,11 +121,16 @@ def train(
     model.train()
     started = last_save = time.perf_counter()
     precision = "bf16" if config.bf16 else "fp32"
-    log.info("training in %s (bf16 instructions on this CPU: %s)", precision, "yes" if bf16_fast() else "no")
+    log.info("training in %s on %s", precision, torch.cuda.get_device_name() if device == "cuda" else "the CPU")
     bar = tqdm(total=total, initial=step, desc=f"training the reader ({precision})", unit="step", disable=not progress)
-    running = None
+    running, planned = None, total
     while step < total:
-        loss = _step(model, optimizer, schedule, collate([questions[i] for i in order[step]]), config.bf16)
+        if stop_after_s is not None and time.perf_counter() - started > stop_after_s:
+            log.warning("stopped after %.0f s at step %d of %d", time.perf_counter() - started, step, total)
+            total = step
+            break
+        batch = {k: v.to(device) for k, v in collate([questions[i] for i in order[step]]).items()}
+        loss = _step(model, optimizer, schedule, batch, config.bf16)
         step += 1
         if math.isfinite(loss):
             running = loss if running is None else 0.98 * running + 0.02 * loss
@@ -269,6 +147,7 @@ def train(
         "config": asdict(config),
         **_data_counts(groups),
         "steps": total,
+        **({"steps_planned": planned} if planned != total else {}),
         "seconds": round(seconds_before + time.perf_counter() - started, 1),
         "losses": losses,
     }
@@ -316,7 +195,7 @@ def _step(model, optimizer, schedule, batch: dict[str, torch.Tensor], bf16: bool
     return loss.item()
 
 
-def _checked_checkpoint(checkpoint_dir: Path, resume: bool) -> Path:
+def checked_checkpoint(checkpoint_dir: Path, resume: bool) -> Path:
     """The checkpoint's path; an error when one is there and not resumed (it would be overwritten), or resumed and
     not there."""
     checkpoint = checkpoint_dir / "checkpoint.pt"

@@ -10,37 +10,30 @@ retrieval misses it), so the question must be declined from the windows that are
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import replace
 from functools import cache, lru_cache
+from pathlib import Path
+
+from tqdm import tqdm
 
 from bot.answer.terms import terms_of
 from bot.answer.understand import question_terms
-from bot.training.examples import Example
+from bot.training.examples import (
+    SQUAD_DIR,
+    Example,
+    boolq_examples,
+    by_paragraph,
+    follow_ups,
+    squad_examples,
+    squad_train_examples,
+    train_titles,
+    user_question_examples,
+)
+from bot.training.fine_tune import TrainConfig
+from bot.training.objective import Group, Window
 from index.text import paragraphs
 
 WINDOWS = 4  # the sentences the bot reads per question (Settings.reader_windows)
-
-
-@dataclass(frozen=True)
-class Window:
-    text: str
-    answers: tuple[tuple[int, int], ...] = ()  # character spans of the answer in this window
-
-
-@dataclass(frozen=True)
-class Group:
-    """One question with the windows the bot would read for it; no window holds an answer when it cannot be
-    answered from them. `yes_no` is set for a yes/no row (one window, the head on its first token)."""
-
-    question: str
-    history: str
-    windows: tuple[Window, ...]
-    yes_no: bool | None = None
-    source: str = field(default="", compare=False)
-
-    @property
-    def answerable(self) -> bool:
-        return any(w.answers for w in self.windows)
 
 
 @cache
@@ -129,7 +122,7 @@ def groups_from_examples(
     e.g. its paragraph with others of its article); a `drop_share` of the answerable ones lose the answer's windows.
     Yes/no examples become one-window rows for the yes/no head."""
     groups = []
-    for ex in examples:
+    for ex in tqdm(examples, desc="choosing each question's windows", unit="question", disable=len(examples) < 1000):
         if ex.yes_no is not None:
             groups.append(Group(ex.question, ex.history, (Window(ex.context),), yes_no=ex.yes_no, source=ex.article))
             continue
@@ -175,3 +168,28 @@ def typed_like_chat(question: str, rng: random.Random) -> str:
         w, at = words[i], rng.randrange(1, len(words[i]) - 1)
         words[i] = w[:at] + w[at + 1 :] if rng.random() < 0.5 else w[: at - 1] + w[at] + w[at - 1] + w[at + 1 :]
     return " ".join(words)
+
+
+def training_groups(config: TrainConfig, squad_dir: Path = SQUAD_DIR) -> list[Group]:
+    """Every training question as the windows the bot would read for it, shuffled by the seed: SQuAD (1.1 train and
+    the dev articles' train part, never a held-out or test article; a sample of `squad_questions`) over its
+    paragraph and others of its article, follow-ups made from them, BoolQ's training titles for the yes/no head, and
+    the questions typed as users type them over their whole documents. The development sets stay out: they judge."""
+    rng = random.Random(config.seed)
+    articles = by_paragraph(squad_examples(train_titles(squad_dir), squad_dir))
+    if config.squad_train:
+        articles += squad_train_examples(squad_dir)
+    examples = [ex for paragraphs in articles for questions in paragraphs for ex in questions]
+    examples += follow_ups(articles, config.follow_up_share, rng)
+    wanted = min(config.squad_questions or len(examples), config.limit or len(examples))
+    examples = rng.sample(examples, min(wanted, len(examples)))
+    examples = [
+        replace(ex, question=typed_like_chat(ex.question, rng)) if rng.random() < config.chat_typed_share else ex
+        for ex in examples
+    ]
+    documents = article_documents(articles, config.other_paragraphs, rng)
+    examples += boolq_examples(held_out=False) * config.boolq_repeats
+    examples += user_question_examples() * config.user_question_repeats
+    groups = groups_from_examples(examples, documents, config.drop_share, rng)
+    rng.shuffle(groups)
+    return groups[: config.limit] if config.limit else groups
