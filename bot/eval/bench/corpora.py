@@ -91,7 +91,7 @@ def measure_big_document(f: dict, root: Path, sizes: Sizes) -> None:
 
     big = write_large_document(root / "corpus" / "news-digest.txt", sizes.big_document_bytes)
     f["big_document_kb"] = round(big.stat().st_size / 1000, 1)
-    settings = Settings(index_dir=root / "index", chroma_url=None, collection="bench")
+    settings = Settings(index_dir=root / "index", chroma_url=None, collection="bench", llm="none")
     report = build_index(settings, [big, ARTICLE])
     f["big_chunks"] = report.chunks
     f["big_index_s"] = round(report.seconds, 1)
@@ -130,7 +130,7 @@ def measure_corpus_size(f: dict, root: Path, corpus: list[Path], chunks: int, pr
     from bot.event_bot import EventBot
     from bot.indexing import build_index
 
-    settings = Settings(index_dir=root / "index", chroma_url=None, collection="bench")
+    settings = Settings(index_dir=root / "index", chroma_url=None, collection="bench", llm="none")
     paths, total = [], _chunks_of([ARTICLE], settings)
     for path in corpus:
         if total >= chunks:

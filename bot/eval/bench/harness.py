@@ -65,13 +65,13 @@ def _measure(sizes: Sizes, root: Path, result: BenchResult, say: Say) -> None:
     f["model_load_s"] = round(time.perf_counter() - started, 2)
 
     say("floor: embedding one question, warm")
-    one = Settings(index_dir=root / "one" / "index", chroma_url=None, collection="bench")
+    one = Settings(index_dir=root / "one" / "index", chroma_url=None, collection="bench", llm="none")
     measure_floor(f, embedder, one, sizes)
 
     say("1 article: index, warm answers")
     one_answers = measure_article(f, one, sizes, prefix="")
     f["ask_p50_ratio"] = ratio(f["ask_p50_ms"], f["floor_embed_ms"])
-    large = Settings(index_dir=root / "large" / "index", chroma_url=None, collection="bench")
+    large = Settings(index_dir=root / "large" / "index", chroma_url=None, collection="bench", llm="none")
     corpus = _measure_large_corpus(result, one, large, one_answers, embedder, root, sizes, say)
     _measure_parts(result, one, large, corpus, root, sizes, say)
     for key in ALL_LABELS:  # every figure's key, None when this run did not measure it

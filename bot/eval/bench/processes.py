@@ -36,6 +36,7 @@ def eventbot_env(settings: Settings) -> dict[str, str]:
     return env | {
         "EVENTBOT_INDEX_DIR": str(settings.index_dir),
         "EVENTBOT_COLLECTION": settings.collection,
+        "EVENTBOT_LLM": settings.llm,
         "EVENTBOT_RATE_LIMIT": "0",
         "HF_HUB_OFFLINE": "1",
         "ANONYMIZED_TELEMETRY": "False",

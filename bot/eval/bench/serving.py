@@ -93,7 +93,7 @@ def measure_chroma_server(f: dict, root: Path, sizes: Sizes) -> None:
     from bot.indexing import build_index
 
     with chroma_server(root / "chroma") as url:
-        settings = Settings(index_dir=root / "unused", chroma_url=url, collection="bench")
+        settings = Settings(index_dir=root / "unused", chroma_url=url, collection="bench", llm="none")
         build_index(settings)
         n = sizes.workers_requests
         start = sizes.requests[1] + sizes.requests[4]  # the same new questions as the embedded runs at c12

@@ -66,12 +66,17 @@ def measure_upload_pdf(f: dict, root: Path) -> None:
     f["upload_pdf_pages"] = UPLOAD_PDF_PAGES
     f["upload_pdf_kb"] = round(pdf.stat().st_size / 1000, 1)
     settings = Settings(
-        index_dir=root / "served", chroma_url=None, collection="bench", uploads="on", uploads_dir=root / "uploads"
+        index_dir=root / "served",
+        chroma_url=None,
+        collection="bench",
+        uploads="on",
+        uploads_dir=root / "uploads",
+        llm="none",
     )
     build_index(settings)  # the article, as a new user finds the bot
     with live_server(settings) as server:
         # `eventbot index` of the file while the server idles (both find the model's files in the page cache)
-        fresh = Settings(index_dir=root / "cli-index", chroma_url=None, collection="bench")
+        fresh = Settings(index_dir=root / "cli-index", chroma_url=None, collection="bench", llm="none")
         seconds, out = timed_output([EVENTBOT, "index", "--json", str(pdf)], eventbot_env(fresh))
         f["index_pdf_s"] = round(seconds, 2)
         f["index_pdf_work_s"] = json.loads(out.strip().splitlines()[-1])["seconds"]  # from chunking to learning
