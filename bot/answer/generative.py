@@ -5,8 +5,9 @@ Backends (`EVENTBOT_LLM`), each a LangChain chat model with temperature 0, a tok
 - `ollama`: `ChatOllama` against an Ollama daemon (`EVENTBOT_LLM_BASE_URL`, default the daemon's own);
 - `openai`: `ChatOpenAI` against OpenAI or any OpenAI-compatible server (`EVENTBOT_LLM_BASE_URL`: vLLM,
   llama.cpp's server, …).
-Their packages are the optional extra `llm`. What the model writes is only a candidate: `bot.answer.guard` checks it
-against the passages and keeps the extractive answer when it does not hold.
+llama-cpp-python is a main dependency (the default); the other two are the optional extra `llm`. What the model
+writes is only a candidate: `bot.answer.guard` checks it against the passages and keeps the extractive answer when it
+does not hold.
 """
 
 import logging
@@ -123,7 +124,7 @@ class Generator:
 
 
 def load_generator(settings: Settings) -> Generator | None:
-    """The generate step for `settings.llm`, or None for the extractive default. Loads a local model now (once
+    """The generate step for `settings.llm`, or None for the span reader alone (`none`). Loads a local model now (once
     per process); builds remote clients without contacting them, so a daemon that is down only means fallbacks."""
     if settings.llm == "none":
         return None
@@ -194,7 +195,9 @@ def load_llama(path: str) -> Any:
     try:
         import llama_cpp
     except ImportError as exc:
-        raise LLMSetupError(f"EVENTBOT_LLM=llamacpp needs llama-cpp-python: {EXTRA}") from exc
+        raise LLMSetupError(
+            "EVENTBOT_LLM=llamacpp needs llama-cpp-python: run `make run` (or pip install -e .)"
+        ) from exc
     if not Path(path).is_file():
         raise LLMSetupError(f"EVENTBOT_LLM_MODEL: no GGUF file at {path}")
     started = time.perf_counter()
