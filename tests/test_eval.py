@@ -176,9 +176,13 @@ def test_config_strings_become_settings(monkeypatch):
     assert (settings.retriever, settings.top_k) == ("dense", 6)
     assert settings_for(parse_config("answerer=extractive")).llm == "none"
     assert [c.label for c in parse_configs(["top_k=2", "top_k=2"])] == ["top_k=2", "top_k=2 #2"]
-    for bad in ("topk=3", "index_dir=/tmp/x", "retriever", "retriever=sparse", "answerer=llm"):
+    assert settings_for(parse_config("answerer=llm")).llm == "llamacpp"  # the default LLM
+    for bad in ("topk=3", "index_dir=/tmp/x", "retriever", "retriever=sparse"):
         with pytest.raises(EvaluationError):
             settings_for(parse_config(bad))
+    monkeypatch.setenv("EVENTBOT_LLM", "none")
+    with pytest.raises(EvaluationError, match="answerer=llm needs an LLM"):
+        settings_for(parse_config("answerer=llm"))
 
 
 def test_report_has_tables_failures_and_a_chart(tmp_path):

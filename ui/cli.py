@@ -280,13 +280,13 @@ def train_reader(
     from bot.reader.model import WEIGHTS_DIR
     from bot.training.calibration import calibrate as learn_when_to_answer
     from bot.training.card import write_card
-    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, check_training_paths, checked_checkpoint, train
+    from bot.training.fine_tune import CHECKPOINT_DIR, TrainConfig, check_training_paths, train
     from bot.training.groups import training_groups
 
     squad, out = data or SQUAD_DIR, out or WEIGHTS_DIR
     if calibrate_llm:
         return learn_when_to_give_the_llms_answer(out, limit, refit)
-    check_training_paths(squad, out, calibrate_only, refit)
+    check_training_paths(squad, out, calibrate_only, refit, checkpoints or CHECKPOINT_DIR, resume)
     if not calibrate_only:
         config = TrainConfig(
             epochs=epochs,
@@ -296,10 +296,8 @@ def train_reader(
             init=str(init) if init else None,
             squad_questions=squad_questions or None,
         )
-        checked_checkpoint(checkpoints or CHECKPOINT_DIR, resume)  # before minutes of choosing windows
-        report = train(
-            config, out, training_groups(config, squad), resume=resume, checkpoint_dir=checkpoints or CHECKPOINT_DIR
-        )
+        groups = training_groups(config, squad)
+        report = train(config, out, groups, resume=resume, checkpoint_dir=checkpoints or CHECKPOINT_DIR)
         first, last = report["losses"][0][1], report["losses"][-1][1]
         typer.echo(
             f"Trained {report['steps']} steps on {report['windows']} windows of {report['questions']} questions "

@@ -28,8 +28,13 @@ class CheckpointError(InputError, RuntimeError):
     """A checkpoint is in the way (or missing) for what was asked."""
 
 
-def check_training_paths(squad: Path, out: Path, calibrate_only: bool, refit: bool) -> None:
-    """InputError (exit 2, one line) unless the folders hold what `train-reader` was asked to read."""
+def check_training_paths(
+    squad: Path, out: Path, calibrate_only: bool, refit: bool, checkpoint_dir: Path = CHECKPOINT_DIR, resume=False
+) -> None:
+    """InputError (exit 2, one line) unless the folders hold what `train-reader` was asked to read, and a training
+    run's checkpoint is there to resume or not in the way (checked before the minutes of choosing windows)."""
+    if not calibrate_only:
+        checked_checkpoint(checkpoint_dir, resume)
     if not (squad / "split.json").is_file():
         raise InputError(f"no SQuAD split at {squad}: pass --data DIR (the folder with split.json and dev-v2.0.json)")
     if refit and not (calibrate_only and (out / "calibration.jsonl").is_file()):
@@ -112,11 +117,7 @@ def train(
     steps_per_epoch = math.ceil(len(questions) / config.batch_size)
     total = max(1, round(steps_per_epoch * config.epochs))
     optimizer, schedule = _optimizer(model, config, total)
-    losses: list[tuple[int, float]] = []
-    step, seconds_before = 0, 0.0
-    if resume:
-        step, losses, seconds_before = _resume(checkpoint, config, model, optimizer, schedule)
-        log.info("resuming at step %d of %d", step, total)
+    step, losses, seconds_before = _resume(checkpoint, config, model, optimizer, schedule) if resume else (0, [], 0.0)
     order = _batch_order(len(questions), config, total)
     model.train()
     started = last_save = time.perf_counter()
@@ -143,18 +144,26 @@ def train(
             last_save = time.perf_counter()
     bar.close()
     save_file(trained_state(model), str(out / WEIGHTS_FILE))
+    seconds = round(seconds_before + time.perf_counter() - started, 1)
+    report = _report(config, groups, total, planned, seconds, losses)
+    (out / "training.json").write_text(json.dumps(report))
+    checkpoint.unlink(missing_ok=True)
+    return report
+
+
+def _report(config: TrainConfig, groups: list[Group], steps: int, planned: int, seconds: float, losses) -> dict:
+    """What `training.json` keeps of a run: its configuration, data, steps (and those planned, when it stopped
+    early), time, loss by step, and what made the weights it started from."""
     report = {
         "config": asdict(config),
         **_data_counts(groups),
-        "steps": total,
-        **({"steps_planned": planned} if planned != total else {}),
-        "seconds": round(seconds_before + time.perf_counter() - started, 1),
+        "steps": steps,
+        **({"steps_planned": planned} if planned != steps else {}),
+        "seconds": seconds,
         "losses": losses,
     }
     if config.init:
         report["init_training"] = earlier_training(Path(config.init))
-    (out / "training.json").write_text(json.dumps(report))
-    checkpoint.unlink(missing_ok=True)
     return report
 
 
@@ -214,6 +223,7 @@ def _resume(checkpoint: Path, config, model, optimizer, schedule) -> tuple[int, 
     model.load_state_dict(saved["model"], strict=False)
     optimizer.load_state_dict(saved["optimizer"])
     schedule.load_state_dict(saved["schedule"])
+    log.info("resuming at step %d", saved["step"])
     return saved["step"], saved["losses"], saved.get("seconds", 0.0)
 
 
