@@ -213,21 +213,30 @@ class Retriever:
     def reading_order(
         self, passages: list[Passage], chunk_starts: dict[str, list[tuple[int, str]]], max_chars: int
     ) -> list[Passage]:
-        """What an LLM reads for a question, in an order that does not depend on the question, so that llama.cpp
-        reuses the prompt it already read: every chunk of every document, in document order, when together they
-        fit in `max_chars` (the bundled article: one prefix for every question); else the question's passages in
-        document order."""
-        ids = [cid for path in sorted(chunk_starts) for _, cid in chunk_starts[path]]
-        if len(ids) * 100 <= max_chars:  # a chunk holds at least about 100 characters: else not worth reading
-            with self._lock:
-                missing = [cid for cid in ids if cid not in self._chunks]
-            with store_errors():
-                self._keep(read_chunks(self.store, missing))
-            with self._lock:
-                chunks = [self._chunks[cid] for cid in ids if cid in self._chunks]
-            if sum(len(c.page_content) for c in chunks) <= max_chars:
-                return [_passage(c.metadata["chunk_id"], c.page_content, c.metadata, 0.0) for c in chunks]
-        return sorted(passages, key=lambda p: (p.path, p.start))
+        """What an LLM reads for a question, in an order that depends on the question as little as it can, so that
+        llama.cpp reuses the prompt it already read: every chunk of every document, in document order, when together
+        they fit in `max_chars` (the bundled article: one prefix for every question); else the whole document of the
+        best passage when it fits (questions in a row about one document share its prefix); else the question's
+        passages in document order."""
+        every = [cid for path in sorted(chunk_starts) for _, cid in chunk_starts[path]]
+        whole = self._whole(every, max_chars)
+        if whole is None and passages:  # passages come best first
+            whole = self._whole([cid for _, cid in chunk_starts.get(passages[0].path, [])], max_chars)
+        return whole if whole is not None else sorted(passages, key=lambda p: (p.path, p.start))
+
+    def _whole(self, ids: list[str], max_chars: int) -> list[Passage] | None:
+        """These chunks as passages, in this order, when they hold at most `max_chars` characters; else None."""
+        if not ids or len(ids) * 100 > max_chars:  # a chunk holds at least about 100 characters: not worth reading
+            return None
+        with self._lock:
+            missing = [cid for cid in ids if cid not in self._chunks]
+        with store_errors():
+            self._keep(read_chunks(self.store, missing))
+        with self._lock:
+            chunks = [self._chunks[cid] for cid in ids if cid in self._chunks]
+        if sum(len(c.page_content) for c in chunks) > max_chars:
+            return None
+        return [_passage(c.metadata["chunk_id"], c.page_content, c.metadata, 0.0) for c in chunks]
 
     def preload(self, ids: list[str]) -> list[Document]:
         """Read these chunks into the cache (as many as it holds) and return them: the warm-up after start."""

@@ -373,6 +373,17 @@ def test_documents_too_long_for_the_llm_give_it_the_questions_passages_in_docume
     assert [p.start for p in read] == sorted(p.start for p in passages)
 
 
+def test_documents_too_long_together_give_the_llm_the_best_passages_whole_document(bot):
+    """Beyond the limit, the document of the question's best passage, whole and in order, when it fits alone:
+    questions in a row about one document then share its prefix, as with the bundled article alone."""
+    chunk_starts = bot.knowledge.chunk_starts | {"other.txt": [(400 * i, f"other-{i}") for i in range(60)]}
+    passages = bot.retriever("Who consoled Sakamoto?")
+    read = bot.retriever.reading_order(passages, chunk_starts, max_chars=5000)
+    article = bot.knowledge.chunk_starts[passages[0].path]
+    assert [p.chunk_id for p in read] == [cid for _, cid in article] and len(read) > len(passages) // 2
+    assert read == bot.retriever.reading_order(bot.retriever("How old is Sakamoto?"), chunk_starts, max_chars=5000)
+
+
 def test_passage_text_cannot_close_the_documents_fence(bot):
     from dataclasses import replace
 
