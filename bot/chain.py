@@ -3,8 +3,9 @@
     link | condense | understand | retrieve | expand | read | decide | reply | cite
 
 and with an LLM configured `… | reply | generate | guard | cite`. Each step reads what the steps before it added to
-the state and adds its own typed value (a Question, passages, a Corpus, a Reading, a Decision, a Draft); none calls
-back into an earlier one. read, decide and reply are timed together as "answer"."""
+the state and hands on a new state with its own typed value added (a Question, passages, a Corpus, a Reading, a
+Decision, a Draft) and its milliseconds; none changes the state it was handed, none calls back into an earlier one.
+read, decide and reply are timed together as "answer"."""
 
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrou
 from bot.answer.cite import cite
 from bot.answer.corpus import Corpus
 from bot.answer.reply import reply_to
-from bot.answer.state import ChainState
+from bot.answer.state import ChainState, Linked
 from bot.answer.understand import understand
 from bot.conversation import previous_turn
 from bot.types import Decision, Evidence, Generation, Passage, Question, Reading, Turn
@@ -27,16 +28,22 @@ Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.An
 Generate = Callable[[str, list[Passage], str, list[Turn]], Generation]  # bot.answer.generative.Generator
 
 
-def timed(name: str, step: Callable[[ChainState], T]) -> RunnableLambda:
-    """Run `step` on the chain state and record its milliseconds in state["timings_ms"][name]."""
+def timed(name: str, step: Callable[[ChainState], ChainState]) -> RunnableLambda:
+    """A stage of the chain: `step` returns a new state (the one it was given, its own keys added), and this adds the
+    stage's milliseconds under timings_ms[name], in a new dict too: no stage changes the state it was handed."""
 
-    def run(state: ChainState) -> T:
+    def run(state: ChainState) -> ChainState:
         started = time.perf_counter()
-        result = step(state)
-        state["timings_ms"][name] = round((time.perf_counter() - started) * 1000, 2)
-        return result
+        after = step(state)
+        ms = round((time.perf_counter() - started) * 1000, 2)
+        return {**after, "timings_ms": {**after["timings_ms"], name: ms}}
 
     return RunnableLambda(run, name=name)
+
+
+def adds(name: str, key: str, step: Callable[[ChainState], T]) -> RunnableLambda:
+    """A timed stage that adds one typed value, `step(state)`, to the state under `key`."""
+    return timed(name, lambda state: {**state, key: step(state)})  # type: ignore[typeddict-item]
 
 
 def cited(drafts: Runnable) -> Runnable:
@@ -105,17 +112,17 @@ def draft_chain(
     if generate is not None and guard is not None:
         steps = steps | generate_and_guard(generate, guard, expand, llm_reads or (lambda passages: passages))
 
-    def link_turns(state: ChainState) -> dict:
+    def link_turns(state: ChainState) -> Linked:
         history = [
             t.model_copy(update={"content": link(t.content)}) if t.role == "user" else t for t in state["history"]
         ]
         return {"question": link(state["question"]), "history": history}
 
     return (
-        RunnablePassthrough.assign(linked=timed("link", link_turns))
-        | RunnablePassthrough.assign(standalone_question=timed("condense", condense_question))
-        | RunnablePassthrough.assign(asked=timed("understand", lambda s: understand(s["standalone_question"])))
-        | RunnablePassthrough.assign(passages=timed("retrieve", lambda s: retrieve(s["standalone_question"])))
-        | RunnablePassthrough.assign(corpus=timed("expand", lambda s: expand(s["passages"])))
+        adds("link", "linked", link_turns)
+        | adds("condense", "standalone_question", condense_question)
+        | adds("understand", "asked", lambda s: understand(s["standalone_question"]))
+        | adds("retrieve", "passages", lambda s: retrieve(s["standalone_question"]))
+        | adds("expand", "corpus", lambda s: expand(s["passages"]))
         | steps
     )

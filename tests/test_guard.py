@@ -91,6 +91,23 @@ def test_grounded_cited_answer_passes_with_verbatim_quotes(bot):
     assert set(answer.timings_ms) >= {"retrieve", "answer", "generate", "guard", "total"}
 
 
+def test_no_stage_changes_the_state_it_was_handed(bot):
+    """Each stage hands on a new state: the caller's input, its history and its timings stay as they were."""
+    history = [Turn(role="user", content="who consoled sakamoto"), Turn(role="assistant", content="Alysa Liu [1].")]
+    given = {"question": "how old is she", "history": history, "timings_ms": {}}
+    chain = draft_chain(
+        bot.knowledge.lexicon.link, bot._condense, bot.retriever, bot.expand, bot.read, bot.decide,
+        Generator(FakeListChatModel(responses=["Not in the documents."]), "fake"), Guard(GIVES_EVERY_GROUNDED_ANSWER),
+    )  # fmt: skip
+    state = chain.invoke(given)
+    assert given == {"question": "how old is she", "history": history, "timings_ms": {}}
+    assert [t.content for t in history] == ["who consoled sakamoto", "Alysa Liu [1]."]
+    stages = ["link", "condense", "understand", "retrieve", "expand", "answer", "generate", "guard"]
+    assert list(state["timings_ms"]) == stages
+    answer = cited(chain).invoke(given)
+    assert given["timings_ms"] == {} and answer.timings_ms["total"] > 0
+
+
 def test_two_citations_are_renumbered_in_order_of_use(bot):
     q = "How old is Sakamoto?"
     age, liu = n_of(bot, q, "25-year-old"), n_of(bot, q, "Alysa Liu")

@@ -42,8 +42,8 @@ def without_markers(text: str) -> str:
 def cite(state: ChainState) -> Answer:
     """Turn the answerer's draft into the answer object: numbered verbatim quotes and the contexts used."""
     draft: Draft = state["draft"]
-    timings = state["timings_ms"]
-    timings["total"] = round(sum(v for k, v in timings.items() if k != "total"), 2)
+    steps = state["timings_ms"]
+    timings = {**steps, "total": round(sum(v for k, v in steps.items() if k != "total"), 2)}
     return Answer(
         question=state["question"],
         answer=draft.text,
