@@ -18,7 +18,7 @@ from bot.answer.cite import without_markers
 from bot.answer.reply import is_decline
 from bot.lang import vocabulary
 from bot.types import Turn
-from index.text import parse
+from index.text.pipeline import parse
 
 VOCABULARY = vocabulary()
 # Closed classes: a fragment naming one member ("what about friday?") swaps the member the question named. English

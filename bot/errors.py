@@ -84,7 +84,7 @@ class DocumentNotFoundError(NotFoundError):
 
 
 class PassageNotFoundError(NotFoundError):
-    """A cited chunk that is not in the named document (bot.citations.passage_of)."""
+    """A cited chunk that is not in the named document (bot.source_passage.passage_of)."""
 
 
 class UploadsOffError(PermissionDeniedError):

@@ -20,7 +20,7 @@ from bot.retrieval import Retriever
 from bot.settings import Settings
 from bot.suggestions import example_questions
 from bot.types import Answer, CheckedQuestion, Passage, Turn
-from index.embeddings import CachedEmbeddings
+from bot.vectors import CachedEmbeddings
 from index.embeddings import use_threads as use_threads  # for `eventbot serve`, which imports nothing of index/
 from index.store import collection_exists, collection_stats, open_client, open_store, store_errors
 

@@ -17,7 +17,7 @@ from langchain_core.documents import Document
 
 from bot.answer.terms import STEMMER
 from bot.types import Passage
-from index.embeddings import CachedEmbeddings
+from bot.vectors import CachedEmbeddings
 from index.store import Store, all_chunks, nearest, read_chunks, read_with_vectors, store_errors
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from bot.answer.corpus import Corpus
 from bot.lang import vocabulary
 from bot.types import Answer
-from index.text import Token
+from index.text.sentences import Token
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from index.text import ParsedSentence
+from index.text.sentences import ParsedSentence
 
 
 @dataclass(frozen=True)

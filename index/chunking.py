@@ -8,7 +8,8 @@ from collections.abc import Callable
 from langchain_core.documents import Document
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-from index.text import PARSE_VERSION, ParsedSentence, parse_documents, sentences_to_json
+from index.text.pipeline import PARSE_VERSION, parse_documents
+from index.text.sentences import ParsedSentence, sentences_to_json
 
 # Paragraphs first, then line breaks, then sentence ends (the lookbehind keeps the punctuation in the
 # sentence), then words: a chunk only breaks mid-sentence when one sentence is longer than a chunk.
@@ -47,19 +48,12 @@ def split_documents(docs: list[Document], chunk_size: int, chunk_overlap: int) -
 
 def place_pages(meta: dict, page_starts: list[int], length: int) -> None:
     """`page` (1-based) where the chunk starts and, when it runs on to later pages, `page_breaks`: the offsets in
-    the chunk where they start (JSON: a store's metadata holds no lists). See `page_at`."""
+    the chunk where they start (JSON: a store's metadata holds no lists). bot.answer.corpus.page_at reads it back."""
     start = int(meta["start"])
     meta["page"] = max(1, bisect.bisect_right(page_starts, start))
     breaks = [s - start for s in page_starts if start < s < start + length]
     if breaks:
         meta["page_breaks"] = json.dumps(breaks)
-
-
-def page_at(meta: dict, offset: int) -> int | None:
-    """The page of a chunk's text at `offset` (a quote's place in the chunk); None for a document without pages."""
-    if "page" not in meta:
-        return None
-    return int(meta["page"]) + bisect.bisect_right(json.loads(meta.get("page_breaks") or "[]"), offset)
 
 
 def attach_sentences(
@@ -92,16 +86,3 @@ def _start(chunk: Document) -> int:
 
 def _end(chunk: Document) -> int:
     return int(chunk.metadata["start"]) + len(chunk.page_content)
-
-
-def stitch(pieces: list[tuple[int, str]], origin: int = 0) -> str:
-    """The document text from offset `origin` rebuilt from chunks given as (start, text), sorted by start: their
-    overlaps taken once, a gap between them (whitespace the splitter dropped) kept as line breaks."""
-    parts: list[str] = []
-    have = origin
-    for start, text in pieces:
-        if start > have:
-            parts.append("\n" * (start - have))
-        parts.append(text[max(0, have - start) :])
-        have = max(have, start + len(text))
-    return "".join(parts)

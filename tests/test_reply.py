@@ -5,7 +5,7 @@ import pytest
 
 from bot.answer.reply import quotation_around, quotation_reply, without_connective, yes_no_reply
 from bot.types import Sentence, Span
-from index.text import parse_document
+from index.text.pipeline import parse_document
 
 
 def sentences_of(text: str) -> list[Sentence]:

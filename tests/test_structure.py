@@ -64,6 +64,33 @@ def test_serving_imports_nothing_of_evaluation_benchmark_or_training(index_dir):
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_a_question_runs_of_index_only_the_store_the_embedder_and_the_text_layer(index_dir):
+    """`index` is ingestion; at ask time the bot runs of it only the store adapter, the embedding model and the
+    text layer (which parses the question as indexing parsed the documents). Every function of index/ called while
+    a question is answered (after a first one has loaded everything) is recorded."""
+    script = (
+        "import sys, threading\n"
+        "from bot.settings import Settings\n"
+        "from bot.event_bot import EventBot\n"
+        "bot = EventBot(Settings())\n"
+        "bot.ask('How old is Sakamoto?')\n"
+        "seen = set()\n"
+        "def profile(frame, event, arg):\n"
+        "    if event == 'call' and '/index/' in frame.f_code.co_filename:\n"
+        "        seen.add(frame.f_code.co_filename.split('/index/', 1)[1])\n"
+        "sys.setprofile(profile); threading.setprofile(profile)\n"
+        "bot.ask('Who consoled her after the free skate?')\n"
+        "sys.setprofile(None)\n"
+        "print(sorted(seen))\n"
+    )
+    env = os.environ | {"EVENTBOT_INDEX_DIR": str(index_dir)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ran = set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+    assert "store.py" in ran, ran  # the profile sees index/ at all
+    assert ran <= {"store.py", "embeddings.py", "text/pipeline.py", "text/sentences.py"}, ran
+
+
 def test_no_module_or_function_is_too_long():
     long_modules, long_functions = [], []
     for path in sources():

@@ -9,7 +9,8 @@ import pytest
 from bot.answer.linking import Lexicon, expand_contractions
 from bot.conversation import condense_question
 from bot.types import Turn
-from index.text import Entity, ParsedSentence, Token, parse_document, sentences_from_json, sentences_to_json
+from index.text.pipeline import parse_document
+from index.text.sentences import Entity, ParsedSentence, Token, sentences_from_json, sentences_to_json
 
 
 def sentence_with(document: str, sentences: list[ParsedSentence], phrase: str) -> ParsedSentence:
@@ -29,7 +30,7 @@ def lexicon_of(text: str) -> Lexicon:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# index/text.py: documents
+# index/text/pipeline.py: documents
 # ---------------------------------------------------------------------------------------------------------------
 
 SKATING = (
@@ -83,7 +84,7 @@ def test_parse_document_keeps_entities_and_token_analysis(skating):
 def test_many_documents_parse_in_parallel_as_they_do_one_by_one(monkeypatch):
     """Past PARALLEL_CHARS the parse runs in one process per core; documents and offsets come out the same, in order
     (an empty document included)."""
-    parse_module = importlib.import_module("index.text")
+    parse_module = importlib.import_module("index.text.pipeline")
 
     documents = [SKATING, "", "The race was won by Ana Silva.\n\nShe finished in 2:21:14.", SKATING.upper()]
     monkeypatch.setattr(parse_module, "PARALLEL_CHARS", 1)

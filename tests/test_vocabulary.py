@@ -166,7 +166,7 @@ def test_an_installed_package_ships_the_data_files():
 def test_modules_take_their_words_from_the_vocabulary(vocab):
     from bot import conversation
     from bot.answer import claims, linking, terms
-    from index.text import parse
+    from index.text.pipeline import parse
 
     assert terms.STOPWORDS is vocab.stop_words and terms.WH_WORDS is vocab.wh_words
     assert terms.NUMBER_WORDS is vocab.number_words and terms.MONTHS is vocab.months

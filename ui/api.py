@@ -20,10 +20,10 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from bot.citations import SourcePassage, passage_of
 from bot.errors import NotReadyError, UnavailableError
 from bot.library import Library, Upload, documents
 from bot.serving import ServedBot
+from bot.source_passage import SourcePassage, passage_of
 from bot.types import Answer, Turn
 from ui.errors import ERROR_RESPONSES, detail_of, status_of
 

@@ -5,7 +5,7 @@ history so follow-ups ("How old is she?") are resolved by the bot. Each answer o
 state by the index of its reply, for what the page does with a reply afterwards:
 - a thumb up or down (and a comment) is kept by `bot.feedback`, as `POST /api/feedback` keeps it;
 - a `[n]` marker (or a line of the Sources panel) opens the cited passage highlighted in its document
-  (`bot.citations.passage_of`, as `GET /api/documents/{name}/passage`): a click on the link is caught by the page's
+  (`bot.source_passage.passage_of`, as `GET /api/documents/{name}/passage`): a click on the link is caught by the page's
   script (HEAD), which hands the link's reference to a hidden button;
 - an abstained reply (unsure, or not in the documents) is shown muted, with a note saying why.
 """
@@ -21,7 +21,6 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is i
 
 import gradio as gr  # noqa: E402
 
-from bot.citations import passage_of  # noqa: E402
 from bot.errors import (  # noqa: E402
     DocumentNotFoundError,
     InputError,
@@ -32,6 +31,7 @@ from bot.errors import (  # noqa: E402
 from bot.feedback import FeedbackStore  # noqa: E402
 from bot.library import Library  # noqa: E402
 from bot.serving import ServedBot  # noqa: E402
+from bot.source_passage import passage_of  # noqa: E402
 from bot.types import Answer  # noqa: E402
 from ui.chat_common import (  # noqa: E402
     LONE_SURROGATE,

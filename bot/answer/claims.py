@@ -14,7 +14,7 @@ from spacy.tokens import Span as Tokens
 from bot.answer.cite import markers_in
 from bot.answer.terms import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, WEEKDAYS
 from bot.lang import vocabulary
-from index.text import nlp, parse
+from index.text.pipeline import nlp, parse
 
 VOCABULARY = vocabulary()  # the guard's words and token patterns: bot/lang/en/guard.toml
 NEGATIONS = VOCABULARY.negations  # compared with spaCy's norm of a token, which reads "n't" as "not"

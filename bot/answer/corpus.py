@@ -1,6 +1,7 @@
 """What the answerer knows of the indexed documents: their sentences, which words are names, how rare each term is.
 Rebuilt from the stored chunks, whose offsets place them in their document."""
 
+import json
 import math
 from bisect import bisect_left, bisect_right
 from collections import Counter
@@ -11,9 +12,29 @@ from langchain_core.documents import Document
 from bot.answer.linking import Lexicon
 from bot.answer.terms import term, words
 from bot.types import Passage, Sentence, Span
-from index.chunking import page_at, stitch
 from index.store import StoreUnavailableError
-from index.text import ParsedSentence, sentences_from_json
+from index.text.sentences import ParsedSentence, sentences_from_json
+
+
+def page_at(meta: dict, offset: int) -> int | None:
+    """The page of a chunk's text at `offset` (a quote's place in the chunk), from what indexing kept of its pages
+    (index.chunking.place_pages); None for a document without pages."""
+    if "page" not in meta:
+        return None
+    return int(meta["page"]) + bisect_right(json.loads(meta.get("page_breaks") or "[]"), offset)
+
+
+def stitch(pieces: list[tuple[int, str]], origin: int = 0) -> str:
+    """The document text from offset `origin` rebuilt from chunks given as (start, text), sorted by start: their
+    overlaps taken once, a gap between them (whitespace the splitter dropped) kept as line breaks."""
+    parts: list[str] = []
+    have = origin
+    for start, text in pieces:
+        if start > have:
+            parts.append("\n" * (start - have))
+        parts.append(text[max(0, have - start) :])
+        have = max(have, start + len(text))
+    return "".join(parts)
 
 
 @dataclass

@@ -18,7 +18,8 @@ from spacy.util import filter_spans
 from bot.answer.terms import without_possessive
 from bot.lang import vocabulary
 from bot.types import Span
-from index.text import ParsedSentence, nlp, parse
+from index.text.pipeline import nlp, parse
+from index.text.sentences import ParsedSentence
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from bot.answer.linking import fold
 from bot.answer.terms import terms_of
 from bot.reader.model import SpanReader
 from bot.types import Evidence, Passage, Question, Reading, Sentence
-from index.embeddings import CachedEmbeddings
+from bot.vectors import CachedEmbeddings
 
 
 class SentenceReader:

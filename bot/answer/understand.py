@@ -9,7 +9,7 @@ from bot.answer.linking import fold
 from bot.answer.terms import WH_WORDS, content_terms
 from bot.lang import vocabulary
 from bot.types import Question
-from index.text import parse
+from index.text.pipeline import parse
 
 KINDS = ("who", "when", "where", "why", "how", "quantity", "what", "yes-no", "describe", "other")
 # The entity labels (spaCy, OntoNotes) that answer each kind of question.

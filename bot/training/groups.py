@@ -31,7 +31,7 @@ from bot.training.examples import (
 )
 from bot.training.fine_tune import TrainConfig
 from bot.training.objective import Group, Window
-from index.text import paragraphs
+from index.text.pipeline import paragraphs
 
 WINDOWS = 4  # the sentences the bot reads per question (Settings.reader_windows)
 

@@ -68,7 +68,7 @@ def _measure_reader_floor(f: dict, settings: Settings, reps: int) -> None:
     """What an answer cannot cost less than: embedding the question plus one pass of the span reader over as many
     windows of three sentences of the article as the answerer reads."""
     from bot.models import shared_reader
-    from index.text import parse_document
+    from index.text.pipeline import parse_document
 
     reader = shared_reader(settings.reader_weights, settings.reader_max_tokens, settings.reader_bf16)
     text = settings.corpus[0].read_text(encoding="utf-8")

