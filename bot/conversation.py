@@ -12,6 +12,8 @@ follow-ups keeps its subject) and the previous answer:
 
 The words these readings turn on (pronouns, leads, closed classes) are data: bot/lang/."""
 
+from typing import Literal
+
 from spacy.tokens import Doc
 
 from bot.answer.cite import without_markers
@@ -41,6 +43,34 @@ INTERJECTIONS = frozenset(VOCABULARY.follow_up_interjections)
 BARE_WHY = frozenset(VOCABULARY.bare_why)
 SHORT_ANSWER_WORDS = 6  # a phrase answer ("Moretti [1].") can stand in for the question's wh-word
 MAX_TURNS_BACK = 4  # how many earlier questions are made standalone to read a follow-up
+
+
+class BotTurn(Turn):
+    """A turn the bot said, kept as data where it is recorded (the CLI's and the chat's conversations, evaluation):
+    the reply, its words without the [n] markers (which number its citations, nothing a follow-up reads), and
+    whether it declined (a decline or an unsure reply: nothing a follow-up can build on). A client's history is text
+    (`Turn`): the same two are read from its words."""
+
+    role: Literal["assistant"] = "assistant"
+    plain: str
+    declined: bool
+
+    @classmethod
+    def of(cls, reply: str, abstained: bool) -> "BotTurn":
+        """The turn for a reply the bot gave (an Answer's `answer` and `abstained`, or a Draft's text and flag)."""
+        return cls(content=reply, plain=without_markers(reply), declined=abstained)
+
+
+def exchange(question: str, reply: str, abstained: bool) -> list[Turn]:
+    """The two turns a question and the bot's reply add to a conversation."""
+    return [Turn(role="user", content=question), BotTurn.of(reply, abstained)]
+
+
+def said(turn: Turn) -> tuple[str, bool]:
+    """What an assistant turn said, without [n] markers, and whether it declined."""
+    if isinstance(turn, BotTurn):
+        return turn.plain, turn.declined
+    return without_markers(turn.content), is_decline(turn.content)
 
 
 def condense_question(question: str, history: list[Turn], people) -> str:
@@ -106,11 +136,11 @@ def _lead_end(doc: Doc) -> int:
     return 0
 
 
-def _previous(history: list[Turn], people) -> tuple[str, str]:
-    """The last question, made standalone against the turns before it, and the answer it got."""
+def _previous(history: list[Turn], people) -> tuple[str, tuple[str, bool]]:
+    """The last question, made standalone against the turns before it, and the answer it got (`said`)."""
     turns = history[-2 * MAX_TURNS_BACK :]
     last = max(i for i, t in enumerate(turns) if t.role == "user")
-    answer = next((t.content for t in turns[last + 1 :] if t.role == "assistant"), "")
+    answer = next((said(t) for t in turns[last + 1 :] if t.role == "assistant"), ("", False))
     earlier = turns[:last]
     question = turns[last].content
     standalone = condense_question(question, earlier, people) if earlier else question
@@ -186,15 +216,16 @@ def _swap_into(question: str, fragment: str, people) -> str | None:
     return None
 
 
-def _why(previous: str, answer: str) -> str | None:
+def _why(previous: str, answer: tuple[str, bool]) -> str | None:
     """A bare why after "Who was fourth?" answered "Moretti [1]." → "Why was Moretti fourth?"."""
     doc = parse(previous.rstrip(" ?"))
-    phrase = without_markers(answer).strip(" .")
+    plain, declined = answer
+    phrase = plain.strip(" .")
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
         return None
     wh = next((t for t in doc if t.lower_ in WH_WORDS), None)
-    short = phrase and len(phrase.split()) <= SHORT_ANSWER_WORDS and not is_decline(answer)
+    short = phrase and len(phrase.split()) <= SHORT_ANSWER_WORDS and not declined
     if wh is not None and wh.dep_ in {"nsubj", "nsubjpass"} and short:
         rest = doc[root.i + 1 :].text
         if root.lemma_ == "be":
@@ -229,5 +260,5 @@ def previous_turn(history: list[Turn]) -> str:
     users = [i for i, t in enumerate(history) if t.role == "user"]
     if not users:
         return ""
-    answer = next((t.content for t in history[users[-1] + 1 :] if t.role == "assistant"), "")
-    return f"{history[users[-1]].content} {without_markers(answer)}".strip()
+    answer = next((said(t)[0] for t in history[users[-1] + 1 :] if t.role == "assistant"), "")
+    return f"{history[users[-1]].content} {answer}".strip()

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from bot.answer.linking import Lexicon, expand_contractions
-from bot.conversation import condense_question
+from bot.conversation import BotTurn, condense_question
 from bot.types import Turn
 from index.text.pipeline import parse_document
 from index.text.sentences import Entity, ParsedSentence, Token, sentences_from_json, sentences_to_json
@@ -362,6 +362,18 @@ def test_condense_bare_why_asks_about_the_answer():
 def test_condense_bare_why_after_a_decline_does_not_ask_about_the_decline(declined):
     condensed = condense_question("why?", [user("Who got bronze?"), bot(declined)], people)
     assert "say" not in condensed and "sure" not in condensed and "bronze" in condensed
+
+
+def test_a_turn_the_bot_said_is_read_as_data_not_from_its_words():
+    """Whether the bot declined comes with its turn (BotTurn), whatever the words: an LLM's "Nowhere [1]." that it
+    gave as a decline is no answer to ask why about, and the same words from a client are."""
+    nowhere = "Nowhere [1]."
+    assert condense_question("why?", [user("Who got bronze?"), bot(nowhere)], people) == "Why did Nowhere get bronze?"
+    declined = BotTurn.of(nowhere, abstained=True)
+    assert (declined.plain, declined.declined) == ("Nowhere.", True)
+    assert "Nowhere" not in condense_question("why?", [user("Who got bronze?"), declined], people)
+    answered = BotTurn.of("Sakamoto [1].", abstained=False)
+    assert condense_question("why?", [user("Who got silver?"), answered], people) == "Why did Sakamoto get silver?"
 
 
 def test_condense_keeps_the_subject_over_a_chain_of_follow_ups():

@@ -7,6 +7,7 @@ from typing import Any
 
 import gradio as gr
 
+from bot.conversation import BotTurn
 from bot.types import Answer, Turn
 
 Replies = dict[int, Answer]  # the session's answers, by the index of their reply among the messages
@@ -55,7 +56,10 @@ def to_turns(messages: list[dict], limit: int, answers: Replies | None = None) -
     for index, message in enumerate(messages):
         if (message.get("metadata") or {}).get("title") or message.get("role") not in ("user", "assistant"):
             continue
-        text = answers[index].answer if index in answers else from_text(message_text(message.get("content")))
+        if index in answers:  # what the bot said, as data
+            turns.append(BotTurn.of(answers[index].answer.strip(), answers[index].abstained))
+            continue
+        text = from_text(message_text(message.get("content")))
         if text.strip():
             turns.append(Turn(role=message["role"], content=text.strip()))
     return turns[-limit:] if limit > 0 else []

@@ -167,11 +167,11 @@ def evaluate(
 @app.command()
 def chat() -> None:
     """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""
+    from bot.conversation import exchange
     from bot.errors import QuestionError
-    from bot.types import Turn
 
     bot = open_bot()
-    history: list[Turn] = []
+    history: list = []
     typer.echo("Ask about the event (empty line or Ctrl-D to quit).")
     while True:
         try:
@@ -186,7 +186,7 @@ def chat() -> None:
             print_error(exc)
             continue
         print_answer(answer)
-        history += [Turn(role="user", content=question), Turn(role="assistant", content=answer.answer)]
+        history += exchange(question, answer.answer, answer.abstained)
 
 
 @app.command()

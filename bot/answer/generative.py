@@ -31,8 +31,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field, PrivateAttr
 
-from bot.answer.cite import without_markers
-from bot.conversation import recent_turns
+from bot.conversation import recent_turns, said
 from bot.errors import LLMBusyError, LLMSetupError
 from bot.llm_file import installed as installed_llm
 from bot.settings import Settings
@@ -73,7 +72,7 @@ def prompt(request: dict) -> list[BaseMessage]:
     reuses what it read)."""
     documents = format_passages(request["passages"])
     turns = [
-        HumanMessage(f"Question: {t.content}") if t.role == "user" else AIMessage(without_markers(t.content))
+        HumanMessage(f"Question: {t.content}") if t.role == "user" else AIMessage(said(t)[0])
         for t in request.get("history", [])
     ]
     return [

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from bot.conversation import exchange
 from bot.eval.items import EvalItem, EvaluationError, dataset_corpus, load_dataset
 from bot.eval.items import default_datasets as default_datasets  # what `eventbot eval` runs without --dataset
 from bot.eval.metrics import ItemResult, score_item, summarize_by_kind
@@ -180,7 +181,7 @@ def evaluate_items(settings: Settings, items: Sequence[EvalItem], corpus: list[P
             answer = ask_or_refuse(bot, item.question, history)
             if item.conversation:
                 item = item.model_copy(update={"history": list(history)})
-                history += [Turn(role="user", content=item.question), Turn(role="assistant", content=answer.answer)]
+                history += exchange(item.question, answer.answer, answer.abstained)
             results.append(score_item(item, answer))
         del bot
     return report, results

@@ -40,6 +40,7 @@ def answered_states(settings: Settings, documents: list[Path], items: list, grou
     """Index `documents` together in a temporary folder and answer every eval item there as the chain would (a
     conversation's turns in order, each read after the bot's own previous answer); yields (item, the chain's state
     at the draft)."""
+    from bot.conversation import exchange
     from bot.eval.running import temporary_bot
     from bot.types import Turn
 
@@ -49,10 +50,7 @@ def answered_states(settings: Settings, documents: list[Path], items: list, grou
             history = conversations.setdefault(item.conversation, []) if item.conversation else list(item.history)
             state = bot.drafts.invoke({"question": item.question, "history": list(history), "timings_ms": {}})
             if item.conversation:
-                history += [
-                    Turn(role="user", content=item.question),
-                    Turn(role="assistant", content=state["draft"].text),
-                ]
+                history += exchange(item.question, state["draft"].text, state["draft"].abstained)
             yield item, state
 
 
