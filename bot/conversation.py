@@ -14,6 +14,7 @@ The words these readings turn on (pronouns, leads, closed classes) are data: bot
 
 from typing import Literal
 
+from pydantic import Field
 from spacy.tokens import Doc
 
 from bot.answer.cite import without_markers
@@ -52,8 +53,8 @@ class BotTurn(Turn):
     (`Turn`): the same two are read from its words."""
 
     role: Literal["assistant"] = "assistant"
-    plain: str
-    declined: bool
+    plain: str = Field(exclude=True)  # written out, it is a turn like any other: {"role", "content"}
+    declined: bool = Field(exclude=True)
 
     @classmethod
     def of(cls, reply: str, abstained: bool) -> "BotTurn":

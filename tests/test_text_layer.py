@@ -371,6 +371,7 @@ def test_a_turn_the_bot_said_is_read_as_data_not_from_its_words():
     assert condense_question("why?", [user("Who got bronze?"), bot(nowhere)], people) == "Why did Nowhere get bronze?"
     declined = BotTurn.of(nowhere, abstained=True)
     assert (declined.plain, declined.declined) == ("Nowhere.", True)
+    assert declined.model_dump() == {"role": "assistant", "content": nowhere}  # written out: a turn like any other
     assert "Nowhere" not in condense_question("why?", [user("Who got bronze?"), declined], people)
     answered = BotTurn.of("Sakamoto [1].", abstained=False)
     assert condense_question("why?", [user("Who got silver?"), answered], people) == "Why did Sakamoto get silver?"
