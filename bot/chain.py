@@ -14,11 +14,11 @@ from typing import TypeVar
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from bot.answer.cite import cite
+from bot.answer.condense import previous_turn
 from bot.answer.corpus import Corpus
 from bot.answer.reply import reply_to
 from bot.answer.state import ChainState, Linked
 from bot.answer.understand import understand
-from bot.conversation import previous_turn
 from bot.types import Decision, Evidence, Generation, Passage, Question, Reading, Turn
 
 T = TypeVar("T")

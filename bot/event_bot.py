@@ -7,16 +7,16 @@ import time
 from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
 
+from bot.answer.condense import condense_question
 from bot.answer.corpus import Corpus
 from bot.answer.decide import CALIBRATION_FILE
 from bot.answer.read import SentenceReader
+from bot.answer.retrieve import Retriever
 from bot.chain import cited, draft_chain
-from bot.conversation import condense_question
 from bot.errors import StoreUnavailableError
 from bot.indexing import index_missing, learn_index
 from bot.models import shared_answerability, shared_embedder, shared_reader
 from bot.questions import check_question
-from bot.retrieval import Retriever
 from bot.settings import Settings
 from bot.suggestions import example_questions
 from bot.types import Answer, CheckedQuestion, Passage, Turn

@@ -5,9 +5,9 @@ import time
 from pathlib import Path
 
 from bot.answer.corpus import Knowledge
+from bot.answer.retrieve import KeywordIndex, keyword_folder
 from bot.learning import knowledge_path, learn, load_or_learn
 from bot.models import shared_embedder
-from bot.retrieval import KeywordIndex, keyword_folder
 from bot.settings import Settings
 from index.loaders import load_documents
 from index.store import (

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.answer.retrieve import Fusion
 from bot.eval.distractors import write_corpus
 from bot.eval.metrics import evidence_rank
 from bot.eval.running import load_dataset
 from bot.event_bot import EventBot
 from bot.indexing import build_index
-from bot.retrieval import Fusion
 from bot.settings import Settings
 
 ARTICLE = Path(__file__).resolve().parent.parent / "data" / "event-article.txt"

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from bot.answer.condense import BotTurn, condense_question
 from bot.answer.linking import Lexicon, expand_contractions
-from bot.conversation import BotTurn, condense_question
 from bot.types import Turn
 from index.text.pipeline import parse_document
 from index.text.sentences import Entity, ParsedSentence, Token, sentences_from_json, sentences_to_json
@@ -273,7 +273,7 @@ def test_people_in_keeps_two_people_joined_by_and_apart(lisbon):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# bot/conversation.py
+# bot/answer/condense.py
 # ---------------------------------------------------------------------------------------------------------------
 
 NAMES = ["Kaori Sakamoto", "Amber Glenn", "Alysa Liu", "Sakamoto", "Glenn", "Liu"]

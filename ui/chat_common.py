@@ -7,7 +7,7 @@ from typing import Any
 
 import gradio as gr
 
-from bot.conversation import BotTurn
+from bot.answer.condense import BotTurn
 from bot.types import Answer, Turn
 
 Replies = dict[int, Answer]  # the session's answers, by the index of their reply among the messages

@@ -167,7 +167,7 @@ def evaluate(
 @app.command()
 def chat() -> None:
     """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""
-    from bot.conversation import exchange
+    from bot.answer.condense import exchange
     from bot.errors import QuestionError
 
     bot = open_bot()

@@ -31,7 +31,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import RunnableLambda
 from pydantic import Field, PrivateAttr
 
-from bot.conversation import recent_turns, said
+from bot.answer.condense import recent_turns, said
 from bot.errors import LLMBusyError, LLMSetupError
 from bot.llm_file import installed as installed_llm
 from bot.settings import Settings

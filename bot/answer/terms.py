@@ -8,7 +8,7 @@ import Stemmer
 
 from bot.lang import vocabulary
 
-STEMMER = Stemmer.Stemmer("english")  # the one English stemmer: terms here, BM25 in bot.retrieval
+STEMMER = Stemmer.Stemmer("english")  # the one English stemmer: terms here, BM25 in bot.answer.retrieve
 
 WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’](?=[^\W\d_]))*|\d+(?:[.,:]\d+)*")  # letters of any alphabet: "Arbeláez"
 

@@ -1,7 +1,7 @@
 """Understand: what a question asks, read once from its parse and shared by the stages after it. One taxonomy of
 what is asked (KINDS), the entity types that answer each kind, the question's content terms and its names. The
 question reaching here already stands alone and is written in the documents' spelling (bot.answer.linking and
-bot.conversation made it so)."""
+bot.answer.condense made it so)."""
 
 from functools import lru_cache
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from bot.conversation import exchange
+from bot.answer.condense import exchange
 from bot.eval.items import EvalItem, EvaluationError, dataset_corpus, load_dataset
 from bot.eval.items import default_datasets as default_datasets  # what `eventbot eval` runs without --dataset
 from bot.eval.metrics import ItemResult, score_item, summarize_by_kind

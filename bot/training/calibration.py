@@ -40,7 +40,7 @@ def answered_states(settings: Settings, documents: list[Path], items: list, grou
     """Index `documents` together in a temporary folder and answer every eval item there as the chain would (a
     conversation's turns in order, each read after the bot's own previous answer); yields (item, the chain's state
     at the draft)."""
-    from bot.conversation import exchange
+    from bot.answer.condense import exchange
     from bot.eval.running import temporary_bot
     from bot.types import Turn
 
