@@ -77,7 +77,7 @@ def fit_llm_decision(rows: list[dict]):
     model, oof_answered = fit_cross_validated(x, y, [rows[i]["group"] for i in answered])
     oof = np.full(len(rows), -1.0)
     oof[answered] = oof_answered
-    choices = {round(float(t), 2): by_group(rows, *outcomes(rows, oof, t)) for t in np.linspace(0, 0.95, 39)}
+    choices = {round(float(t), 2): by_group(rows, *outcomes(rows, oof, t)) for t in np.linspace(0, 0.99, 100)}
     threshold = max(choices, key=lambda t: utility(choices[t]))
 
     def mean(figures: dict) -> list[float]:
