@@ -164,19 +164,18 @@ def test_an_installed_package_ships_the_data_files():
 
 
 def test_modules_take_their_words_from_the_vocabulary(vocab):
-    from bot import conversation
-    from bot.answer import claims, linking, terms
+    from bot.answer import claims, condense, linking, terms
     from index.text.pipeline import parse
 
     assert terms.STOPWORDS is vocab.stop_words and terms.WH_WORDS is vocab.wh_words
     assert terms.NUMBER_WORDS is vocab.number_words and terms.MONTHS is vocab.months
     assert linking.PERSON_NOUNS is vocab.person_nouns and linking.NUMERIC_LABELS is vocab.numeric_labels
     assert vocab.wh_words | vocab.question_auxiliaries == linking.QUESTION_START
-    assert conversation.WH_WORDS is vocab.wh_words and not hasattr(conversation, "QUESTION_WORDS")
-    assert vocab.closed_classes["medals"] <= conversation.CLOSED_CLASS
+    assert condense.WH_WORDS is vocab.wh_words and not hasattr(condense, "QUESTION_WORDS")
+    assert vocab.closed_classes["medals"] <= condense.CLOSED_CLASS
     assert claims.NEGATIONS is vocab.negations
     assert linking.expand_contractions("whats up, who'd go and its end") == "what is up, who did go and its end"
-    assert conversation.is_bare_why(parse("and how come?")) and not conversation.is_bare_why(parse("how come he won?"))
+    assert condense.is_bare_why(parse("and how come?")) and not condense.is_bare_why(parse("how come he won?"))
     assert [c.denial for c in claims.split_claims("He didn't go. Nobody came. They came.")] == ["n't", "Nobody", ""]
     assert claims.says_not_in_documents("The articles do not mention it.") and not claims.says_not_in_documents("No.")
 
