@@ -43,7 +43,7 @@ def timed(name: str, step: Callable[[ChainState], ChainState]) -> RunnableLambda
 
 def adds(name: str, key: str, step: Callable[[ChainState], T]) -> RunnableLambda:
     """A timed stage that adds one typed value, `step(state)`, to the state under `key`."""
-    return timed(name, lambda state: {**state, key: step(state)})  # type: ignore[typeddict-item]
+    return timed(name, lambda state: {**state, key: step(state)})
 
 
 def cited(drafts: Runnable) -> Runnable:
