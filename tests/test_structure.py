@@ -46,6 +46,15 @@ def test_only_the_store_module_talks_to_chroma():
     assert set(private) <= {"_identifier_to_system"}
 
 
+def printed_by(script: str, index_dir: Path) -> str:
+    """The last line `script` prints, run in a fresh Python over the test index (a process of its own: what it
+    imports and runs is its alone)."""
+    env = os.environ | {"EVENTBOT_INDEX_DIR": str(index_dir)}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
 def test_serving_imports_nothing_of_evaluation_benchmark_or_training(index_dir):
     """A server answering a question loads no module of bot/eval or bot/training (nor the PDF maker they use)."""
     script = (
@@ -58,10 +67,7 @@ def test_serving_imports_nothing_of_evaluation_benchmark_or_training(index_dir):
         "create_app(bot)\n"
         "print(sorted(m for m in sys.modules if m.startswith(('bot.eval', 'bot.training', 'fpdf'))))\n"
     )
-    env = os.environ | {"EVENTBOT_INDEX_DIR": str(index_dir)}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert printed_by(script, index_dir) == "[]"
 
 
 def test_a_question_runs_of_index_only_the_store_the_embedder_and_the_text_layer(index_dir):
@@ -83,10 +89,7 @@ def test_a_question_runs_of_index_only_the_store_the_embedder_and_the_text_layer
         "sys.setprofile(None)\n"
         "print(sorted(seen))\n"
     )
-    env = os.environ | {"EVENTBOT_INDEX_DIR": str(index_dir)}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    ran = set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+    ran = set(ast.literal_eval(printed_by(script, index_dir)))
     assert "store.py" in ran, ran  # the profile sees index/ at all
     assert ran <= {"store.py", "embeddings.py", "text/pipeline.py", "text/sentences.py"}, ran
 
