@@ -275,4 +275,5 @@ def test_the_llm_over_many_documents_reads_and_scores_the_articles_questions_bes
     for label in ("llm_article_", "llm_docs_"):
         assert 0 < f[f"{label}question_p50_ms"] <= f[f"{label}question_p95_ms"]
         assert 0 <= f[f"{label}wrong"] <= 1 and 0 <= f[f"{label}accuracy"] <= 1
+        assert f[f"{label}wrong"] + f[f"{label}declined"] <= 1  # a wrong answer is one it gave
     assert f["llm_docs_vs_article"] > 0

@@ -164,12 +164,14 @@ EXTRA_LABELS = {
     "llm_article_question_p95_ms": "LLM, the article alone: a new question, p95 (ms)",
     "llm_article_accuracy": "LLM, the article alone: accuracy of the article's questions",
     "llm_article_wrong": "LLM, the article alone: wrong of the article's questions",
+    "llm_article_declined": "LLM, the article alone: declined of the article's questions",
     "llm_docs_documents": "LLM, the article among 12 reports: documents",
     "llm_docs_chars": "LLM, the article among 12 reports: characters in all",
     "llm_docs_question_p50_ms": "LLM, the article among 12 reports: a new question, p50 (ms)",
     "llm_docs_question_p95_ms": "LLM, the article among 12 reports: a new question, p95 (ms)",
     "llm_docs_accuracy": "LLM, the article among 12 reports: accuracy of the article's questions",
     "llm_docs_wrong": "LLM, the article among 12 reports: wrong of the article's questions",
+    "llm_docs_declined": "LLM, the article among 12 reports: declined of the article's questions",
     "llm_docs_vs_article": "RATIO LLM: a new question p50, 13 documents / the article alone (goal ≤ 2)",
 }
 ALL_LABELS = LABELS | EXTRA_LABELS

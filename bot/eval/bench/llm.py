@@ -130,7 +130,7 @@ def measure_llm_documents(
     the LLM reads the best passage's whole document), each in an index and a bot of its own with the local LLM; the
     article's own questions asked once after a warm-up: p50 / p95 and accuracy / wrong of each, and the p50 ratio."""
     from bot.errors import LLMSetupError
-    from bot.eval.metrics import score_item
+    from bot.eval.metrics import score_item, summarize
     from bot.event_bot import EventBot
     from bot.indexing import build_index
     from bot.llm_file import installed
@@ -157,6 +157,8 @@ def measure_llm_documents(
         f[f"{label}chars"] = sum(len(p.read_text(encoding="utf-8")) for p in paths)
         f[f"{label}question_p50_ms"] = pct(times, 50)
         f[f"{label}question_p95_ms"] = pct(times, 95)
-        f[f"{label}accuracy"] = round(sum(r.correct for r in scored) / len(scored), 3)
-        f[f"{label}wrong"] = round(sum(not r.correct and not r.abstained for r in scored) / len(scored), 3)
+        figures = summarize(scored)
+        f[f"{label}accuracy"] = round(figures["accuracy"], 3)
+        f[f"{label}wrong"] = round(figures["wrong_rate"], 3)
+        f[f"{label}declined"] = round(sum(r.abstained for r in scored) / len(scored), 3)
     f["llm_docs_vs_article"] = ratio(f["llm_docs_question_p50_ms"], f["llm_article_question_p50_ms"])
