@@ -106,6 +106,15 @@ class Settings(BaseSettings):
         " for every question (llama.cpp reads it once); beyond, the question's passages",
     )
 
+    llm_state_dir: Path = Field(
+        Path(".eventbot/llm-states"),
+        description="where the in-process LLM keeps what it read of each documents prompt, to load instead of reading"
+        " them again (in a new process too)",
+    )
+    llm_state_mb: int = Field(
+        1024, ge=0, description="megabytes of saved LLM readings kept (about 30 KB a token read); 0: none saved"
+    )
+
     api_key: str | None = Field(None, description="Bearer key for /api and /v1; the chat UI then asks for it too")
     max_question_chars: int = Field(2000, description="a longer question is refused (422)")
     max_history_messages: int = Field(40, description="earlier messages a request may carry; more are refused (422)")

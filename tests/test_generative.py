@@ -80,7 +80,7 @@ def test_llamacpp_answers_are_guarded(llamacpp_bot, bot, caplog):
         assert answer.timings_ms["generate"] > 0
     # whatever the model wrote that names something the article never does was caught
     for text, answer in zip(texts, answers, strict=True):
-        invented = [n for _, n in facts(text) if n.lower() not in ARTICLE_TEXT.lower()]
+        invented = [n for _, n in facts(without_markers(text)) if n.lower() not in ARTICLE_TEXT.lower()]
         if invented:
             assert answer.guard == "fallback", (text, invented)
     assert any(a.guard == "fallback" for a in answers)  # a 135M model is caught at least once
@@ -107,6 +107,72 @@ def test_llamacpp_records_what_the_model_thought_of_each_token_it_wrote(llamacpp
     assert abs(len(generation.token_logprobs) - len(tokens)) <= 2  # one per token written (the last may be merged)
     assert all(lp <= 0 for lp in generation.token_logprobs) and sum(generation.token_logprobs) < 0
     assert 0 < generation.p_not_in_documents < 1
+
+
+def test_llamacpp_loads_what_it_read_of_documents_instead_of_reading_them_again(tmp_path, caplog):
+    """Documents read once are saved (bot.answer.prompt_states): a question over them after one over other documents,
+    or in a new process, loads that reading and reads only the question, and answers as a fresh reading does."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from bot.answer.generative import LlamaCppChat, load_llama
+    from bot.answer.prompt_states import PromptStates
+
+    llama = load_llama(str(GGUF))
+    documents = {
+        "article": f"Answer from this article.\n{ARTICLE_TEXT[:2000]}",
+        "other": "Answer from this note.\nThe Quarry Hill Relay's last leg was run by Mara Lind.",
+    }
+    ask = {"article": "Who consoled Sakamoto?", "other": "Who ran the last leg?"}
+
+    def chat(states: PromptStates | None) -> LlamaCppChat:
+        return LlamaCppChat(llama=llama, model_path=str(GGUF), max_tokens=12, states=states)
+
+    def answer(model: LlamaCppChat, name: str) -> str:
+        return model.invoke([SystemMessage(documents[name]), HumanMessage(ask[name])]).content
+
+    evaluated: list[int] = []  # tokens llama.cpp reads for each answer, prompt and answer
+    original_eval = llama.eval
+    llama.eval = lambda tokens: (evaluated.append(len(tokens)), original_eval(tokens))[1]
+    try:
+        llama.reset()
+        fresh = answer(chat(None), "article")  # read from scratch, nothing saved
+        read_whole = sum(evaluated)
+        folder = tmp_path / "states"
+        states = PromptStates(llama, str(GGUF), folder, capacity_bytes=2**30)
+        llama.reset()
+        assert answer(chat(states), "article") == fresh
+        answer(chat(states), "other")
+        assert len(list(folder.iterdir())) == 2  # one file for each documents prompt, nothing half-written
+
+        evaluated.clear()
+        assert answer(chat(states), "article") == fresh  # back to the article: loaded, not read
+        assert 0 < sum(evaluated) < read_whole / 3
+
+        llama.reset()  # a new process: the same files
+        evaluated.clear()
+        assert answer(chat(PromptStates(llama, str(GGUF), folder, capacity_bytes=2**30)), "article") == fresh
+        assert 0 < sum(evaluated) < read_whole / 3
+
+        # a damaged file is read again, not trusted, and saved anew
+        saved = states.path(documents["article"])
+        saved.write_bytes(saved.read_bytes()[:1000])
+        llama.reset()
+        evaluated.clear()
+        assert answer(chat(PromptStates(llama, str(GGUF), folder, capacity_bytes=2**30)), "article") == fresh
+        assert sum(evaluated) >= read_whole - 2
+        assert any("cannot load the saved LLM state" in r.getMessage() for r in caplog.records)
+        assert saved.stat().st_size > 1000
+
+        # beyond the capacity the least recently used reading goes
+        small = PromptStates(llama, str(GGUF), folder, capacity_bytes=saved.stat().st_size + 1)
+        answer(chat(small), "other")
+        answer(chat(small), "article")
+        small.path(documents["other"]).unlink()
+        answer(chat(small), "other")
+        assert [p.name for p in folder.iterdir()] == [small.path(documents["other"]).name]
+    finally:
+        llama.eval = original_eval
+        llama.reset()
 
 
 # -- the `openai` backend against llama-cpp-python's own server -----------------------------------------------

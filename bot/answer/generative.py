@@ -32,6 +32,7 @@ from langchain_core.runnables import RunnableLambda
 from pydantic import Field, PrivateAttr
 
 from bot.answer.condense import recent_turns, said
+from bot.answer.prompt_states import PromptStates
 from bot.errors import LLMBusyError, LLMSetupError
 from bot.llm_file import installed as installed_llm
 from bot.settings import Settings
@@ -134,9 +135,13 @@ def chat_model(settings: Settings) -> BaseChatModel:
     backend, model = settings.llm, settings.llm_model
     if backend == "llamacpp":
         path = Path(model).expanduser() if model else installed_llm()  # default: the one `make llm` installs
+        llama = load_llama(str(path))
         return LlamaCppChat(
-            llama=load_llama(str(path)),
+            llama=llama,
             model_path=str(path),
+            states=prompt_states(str(path), settings.llm_state_dir, settings.llm_state_mb)
+            if settings.llm_state_mb
+            else None,
             max_tokens=settings.llm_max_tokens,
             timeout_s=settings.llm_timeout_s,
             queue=settings.llm_queue,
@@ -212,6 +217,12 @@ def load_llama(path: str) -> Any:
     return llama
 
 
+@cache
+def prompt_states(path: str, folder: Path, megabytes: int) -> PromptStates:
+    """The saved readings of the model at `path` (one per process, as the model is)."""
+    return PromptStates(load_llama(path), path, folder.expanduser(), megabytes * 2**20)
+
+
 _params_lock = threading.Lock()
 
 
@@ -245,7 +256,8 @@ class LlamaCppChat(BaseChatModel):
     """A thin LangChain chat model over an in-process `llama_cpp.Llama`: greedy decoding, at most `max_tokens`
     tokens, stopped after `timeout_s` seconds, optionally constrained by a GBNF `grammar`. One generation at a
     time (a `Llama` is not thread-safe); at most `queue` more wait for their turn, and a request beyond them is
-    refused at once (LLMBusyError, with how long a generation has lately taken times the queue ahead)."""
+    refused at once (LLMBusyError, with how long a generation has lately taken times the queue ahead). With
+    `states`, what it read of the documents (the system message) is saved once and loaded when they come again."""
 
     llama: Any = Field(exclude=True)
     model_path: str
@@ -254,6 +266,7 @@ class LlamaCppChat(BaseChatModel):
     timeout_s: float = 60.0
     grammar: str | None = None
     queue: int = 8
+    states: PromptStates | None = Field(default=None, exclude=True)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _waiting: int = PrivateAttr(default=0)  # generating or waiting to
     _count_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -317,6 +330,9 @@ class LlamaCppChat(BaseChatModel):
                 from llama_cpp import LlamaGrammar
 
                 self._compiled = LlamaGrammar.from_string(self.grammar, verbose=False)
+            documents = request[0]["content"] if request and request[0]["role"] == "system" else None
+            if self.states and documents is not None:
+                self.states.before(documents)
             recorder = TokenLogprobs(self.llama)
             stream = self.llama.create_chat_completion(
                 messages=request,
@@ -337,6 +353,8 @@ class LlamaCppChat(BaseChatModel):
                         yield chunk
                     if time.monotonic() > deadline:
                         raise TimeoutError(f"no complete answer within {self.timeout_s:g}s")
+                if self.states and documents is not None:
+                    self.states.after()
             finally:
                 stream.close()
                 self._recent_s = 0.7 * self._recent_s + 0.3 * (time.monotonic() - started)

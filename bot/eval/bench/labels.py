@@ -145,6 +145,7 @@ EXTRA_LABELS = {
     "llm_threads": "LLM floor: llama.cpp threads",
     "llm_model_mb": "LLM floor: the GGUF file (MB)",
     "llm_serve_first_200_s": "LLM server: start to ready, its warm-up answer included (s)",
+    "llm_serve_restart_200_s": "LLM server: started again, to ready (it loads what it read of the article) (s)",
     "llm_serve_first_question_ms": "LLM server: the first new question after ready (ms)",
     "llm_serve_question_p50_ms": "LLM server: a new question, one at a time, p50 (ms)",
     "llm_serve_errors": "LLM server: errors among those questions",

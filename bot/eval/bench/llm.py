@@ -6,7 +6,9 @@ under bursts."""
 
 from __future__ import annotations
 
+import shutil
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
@@ -84,8 +86,8 @@ def measure_llm_server(
     popular_requests: int = 300,
     distinct: int = 40,
 ) -> None:
-    """`eventbot serve` with `EVENTBOT_LLM=llamacpp` (ready once its warm-up answer has read the article): the first
-    question after ready and `sequential` new ones one at a time (p50 against the floor); then `popular_requests`
+    """`eventbot serve` with `EVENTBOT_LLM=llamacpp` (ready once its warm-up answer has read the article; started
+    again, once it has loaded that reading, bot.answer.prompt_states): the first question after ready and `sequential` new ones one at a time (p50 against the floor); then `popular_requests`
     at concurrency 12 over four questions (the answer cache makes that four generations), and `distinct` new
     questions at concurrency 8, each of which should be a 200 or, while the LLM's queue is full, a 503 with
     Retry-After, none slower than the LLM's timeout + 10 s."""
@@ -99,12 +101,18 @@ def measure_llm_server(
     asked = new_questions(1 + sequential + distinct, offset=1000)  # none of the other sections' questions
     first, one_by_one, burst = asked[0], asked[1 : 1 + sequential], asked[1 + sequential :]
     popular = warm_up_questions()[:4]
-    with live_server(settings, env={"EVENTBOT_LLM": "llamacpp", "EVENTBOT_LLM_MODEL": str(path)}) as server:
+    # none saved before: the first server reads the article; started again, it loads what it read
+    states = tempfile.mkdtemp(prefix="eventbot-bench-llm-states-")
+    env = {"EVENTBOT_LLM": "llamacpp", "EVENTBOT_LLM_MODEL": str(path), "EVENTBOT_LLM_STATE_DIR": states}
+    with live_server(settings, env=env) as server:
         f["llm_serve_first_200_s"] = round(server.first_200_s, 2)
         [first_reply] = ask_all(server.url, [first], 1)
         warm = ask_all(server.url, one_by_one, 1)
         popular_replies = ask_all(server.url, [popular[n % len(popular)] for n in range(popular_requests)], 12)
         burst_replies = ask_all(server.url, burst, 8)
+    with live_server(settings, env=env) as server:
+        f["llm_serve_restart_200_s"] = round(server.first_200_s, 2)
+    shutil.rmtree(states, ignore_errors=True)
     f["llm_serve_first_question_ms"] = first_reply.ms
     f["llm_serve_question_p50_ms"] = pct([r.ms for r in warm], 50)
     f["llm_serve_errors"] = 1 + sequential - sum(r.status == 200 for r in [first_reply, *warm])
@@ -142,7 +150,12 @@ def measure_llm_documents(
     items = article_items()[:questions]
     for label, paths in (("llm_article_", [ARTICLE]), ("llm_docs_", [*corpus[:documents], ARTICLE])):
         settings = Settings(
-            index_dir=root / label / "index", chroma_url=None, collection="bench", llm="llamacpp", llm_model=str(path)
+            index_dir=root / label / "index",
+            llm_state_dir=root / label / "llm-states",  # none saved before: each document is read once here
+            chroma_url=None,
+            collection="bench",
+            llm="llamacpp",
+            llm_model=str(path),
         )
         build_index(settings, paths)
         bot = EventBot(settings)
