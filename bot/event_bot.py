@@ -51,6 +51,7 @@ class EventBot:
             from bot.answer.generative import load_generator
 
             generate = load_generator(settings)
+        self.generate = generate
         self.client = client
         self.store = open_store(client, settings.collection, shared_embedder(settings.embed_bf16))
         chunks = collection_stats(client, settings.collection)["chunks"]
@@ -116,6 +117,22 @@ class EventBot:
             self.vectors.vectors(texts)
             embedded += len(texts)
         return embedded
+
+    def read_ahead(self, stop: threading.Event | None = None) -> int:
+        """Have the in-process LLM read, before any question needs them, the documents it reads one at a time and
+        has not saved (bot.answer.prompt_states), so that the first question on each does not wait while it reads
+        it (a served bot runs this in the background after `preload`; `stop` ends it early). Returns how many it
+        read."""
+        if self.generate is None:
+            return 0
+        read = 0
+        for passages in self.retriever.read_one_at_a_time(
+            self.knowledge.chunk_starts, self.settings.llm_document_chars
+        ):
+            if stop is not None and stop.is_set():
+                break
+            read += self.generate.read_ahead(passages, stop)
+        return read
 
     def ask(self, question: str | CheckedQuestion, history: list[Turn] | None = None) -> Answer:
         """The answer to a question, checked here unless it comes checked (QuestionError when it fails). The same

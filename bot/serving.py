@@ -65,13 +65,15 @@ class ServedBot:
         self._preload(self.bot)
 
     def _preload(self, bot: EventBot) -> None:
-        """Fill the bot's caches in the background (EventBot.preload) until it is done or swapped out."""
+        """Fill the bot's caches in the background (EventBot.preload), then have its LLM read the documents it has
+        not read yet (EventBot.read_ahead), until it is done or swapped out."""
         self._preloading.set()  # stops the preload of the bot served before
         stop = self._preloading = threading.Event()
 
         def run() -> None:
             try:
                 log.info("preloaded the vectors of %d sentences", bot.preload(stop))
+                log.info("the LLM read %d documents ahead of questions", bot.read_ahead(stop))
             except Exception as exc:  # a store gone or a bot retired meanwhile: the caches fill as questions come
                 log.info("preload stopped: %s", exc)
 

@@ -270,10 +270,10 @@ def test_the_llm_over_many_documents_reads_and_scores_the_articles_questions_bes
     corpus = write_corpus(tmp_path / "reports", 3)
     f: dict = {}
     measure_llm_documents(f, tmp_path, corpus, model=gguf, documents=3, questions=3)
-    assert (f["llm_article_documents"], f["llm_docs_documents"]) == (1, 4)
+    assert (f["llm_article_documents"], f["llm_docs_documents"], f["llm_ahead_documents"]) == (1, 4, 4)
     assert f["llm_docs_chars"] > Settings().llm_document_chars >= f["llm_article_chars"]
-    for label in ("llm_article_", "llm_docs_"):
+    for label in ("llm_article_", "llm_docs_", "llm_ahead_"):
         assert 0 < f[f"{label}question_p50_ms"] <= f[f"{label}question_p95_ms"]
         assert 0 <= f[f"{label}wrong"] <= 1 and 0 <= f[f"{label}accuracy"] <= 1
         assert f[f"{label}wrong"] + f[f"{label}declined"] <= 1  # a wrong answer is one it gave
-    assert f["llm_docs_vs_article"] > 0
+    assert f["llm_docs_vs_article"] > 0 and f["llm_ahead_p95_vs_article"] > 0 and f["llm_ahead_read_s"] > 0

@@ -175,6 +175,51 @@ def test_llamacpp_loads_what_it_read_of_documents_instead_of_reading_them_again(
         llama.reset()
 
 
+def test_a_served_bot_has_the_llm_read_each_document_ahead_of_questions(tmp_path):
+    """Documents too long to read together are read one at a time, whole; a served bot has the LLM read each after
+    its warm-up (EventBot.read_ahead) and save it, so the first question on each loads it instead of waiting."""
+    from bot.answer.generative import load_llama
+    from bot.eval.distractors import write_corpus
+    from bot.event_bot import EventBot
+    from bot.indexing import build_index
+    from bot.serving import ServedBot
+    from bot.settings import Settings
+
+    folder = tmp_path / "states"
+    settings = Settings(
+        index_dir=tmp_path / "index",
+        llm_state_dir=folder,
+        chroma_url=None,
+        llm="llamacpp",
+        llm_model=str(GGUF),
+        llm_max_tokens=MAX_TOKENS,
+        llm_document_chars=len(ARTICLE_TEXT) + 2000,  # each document fits, not both
+    )
+    build_index(settings, [ARTICLE, *write_corpus(tmp_path / "reports", 1)])
+    bot = EventBot(settings)
+    served = ServedBot(bot, watch=False)
+    try:
+        waited = time.monotonic()
+        while len(list(folder.glob("*.llamastate"))) < 2 and time.monotonic() - waited < 300:
+            time.sleep(0.5)
+    finally:
+        served.close()
+    assert len(list(folder.glob("*.llamastate"))) == 2  # the warm-up question's document, then the other one
+    assert bot.read_ahead() == 0  # saved: not read again
+
+    llama = load_llama(str(GGUF))
+    llama.reset()  # as in a new process
+    evaluated: list[int] = []
+    original_eval = llama.eval
+    llama.eval = lambda tokens: (evaluated.append(len(tokens)), original_eval(tokens))[1]
+    try:
+        answer = bot.ask("Who consoled Sakamoto?")
+    finally:
+        llama.eval = original_eval
+    prompt_tokens = len(llama.tokenize(ARTICLE_TEXT.encode()))
+    assert answer.timings_ms["generate"] > 0 and 0 < sum(evaluated) < prompt_tokens / 3  # the question, not the article
+
+
 # -- the `openai` backend against llama-cpp-python's own server -----------------------------------------------
 
 # `python -m llama_cpp.server`, with the model loaded as bot.generative loads it (see without_extra_buffer_types)

@@ -100,6 +100,7 @@ class Generator:
     def __init__(self, model: BaseChatModel, backend: str, history_turns: int = 0):
         self.backend = backend
         self.history_turns = history_turns
+        self.model = model
         self.chain = RunnableLambda(prompt, name="prompt") | model
 
     def __call__(
@@ -121,6 +122,13 @@ class Generator:
         log.info("%s LLM wrote: %r", self.backend, text)
         signals = message.response_metadata
         return Generation(self.backend, text, None, signals.get("token_logprobs"), signals.get("p_not_in_documents"))
+
+    def read_ahead(self, passages: list[Passage], stop: threading.Event | None = None) -> int:
+        """Have the in-process model read these documents and save what it read, before a question needs them
+        (bot.answer.prompt_states): 1 when it read them, 0 when they were saved already or nothing is saved."""
+        if not isinstance(self.model, LlamaCppChat):
+            return 0
+        return int(self.model.read_ahead(prompt({"question": "", "passages": passages, "history": []}), stop))
 
 
 def load_generator(settings: Settings) -> Generator | None:
@@ -310,7 +318,8 @@ class LlamaCppChat(BaseChatModel):
                 )
             self._waiting += 1
         try:  # the time limit counts from now: waiting for the turn is part of it
-            yield from self._generate_in_turn(request, stop, run_manager, time.monotonic() + self.timeout_s)
+            deadline = time.monotonic() + self.timeout_s
+            yield from self._generate_in_turn(request, stop, run_manager, deadline, kwargs.get("max_tokens"))
         finally:
             with self._count_lock:
                 self._waiting -= 1
@@ -321,6 +330,7 @@ class LlamaCppChat(BaseChatModel):
         stop: list[str] | None,
         run_manager: CallbackManagerForLLMRun | None,
         deadline: float,
+        max_tokens: int | None = None,
     ) -> Iterator[ChatGenerationChunk]:
         if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise TimeoutError(f"no turn at the LLM within {self.timeout_s:g}s")
@@ -337,7 +347,7 @@ class LlamaCppChat(BaseChatModel):
             stream = self.llama.create_chat_completion(
                 messages=request,
                 temperature=self.temperature,
-                max_tokens=self.max_tokens,
+                max_tokens=max_tokens or self.max_tokens,
                 stop=stop or [],
                 grammar=self._compiled,
                 logits_processor=[recorder],
@@ -361,6 +371,24 @@ class LlamaCppChat(BaseChatModel):
             yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=recorder.signals()))
         finally:
             self._lock.release()
+
+    def read_ahead(self, messages: list[BaseMessage], stop: threading.Event | None = None) -> bool:
+        """Read the documents of `messages` (their system message) and save what was read, unless saved already or
+        nothing is saved; it starts only while no question waits for the model (a question that comes meanwhile
+        waits for this one reading). True when it read them."""
+        documents = str(messages[0].text)
+        if self.states is None or self.states.path(documents).is_file():
+            return False
+        while self._waiting:
+            if stop is not None and stop.wait(0.2):
+                return False
+            time.sleep(0.05)
+        try:
+            for _ in self._stream(messages, max_tokens=1):
+                pass
+        except TimeoutError:  # read, but not within the time limit: the next question on them saves it
+            return False
+        return True
 
 
 class TokenLogprobs:

@@ -224,6 +224,14 @@ class Retriever:
             whole = self._whole([cid for _, cid in chunk_starts.get(passages[0].path, [])], max_chars)
         return whole if whole is not None else sorted(passages, key=lambda p: (p.path, p.start))
 
+    def read_one_at_a_time(self, chunk_starts: dict[str, list[tuple[int, str]]], max_chars: int) -> list[list[Passage]]:
+        """The documents an LLM reads one at a time, whole (see `reading_order`): none when all fit together."""
+        every = [cid for path in sorted(chunk_starts) for _, cid in chunk_starts[path]]
+        if self._whole(every, max_chars) is not None:
+            return []
+        documents = (self._whole([cid for _, cid in chunk_starts[path]], max_chars) for path in sorted(chunk_starts))
+        return [passages for passages in documents if passages is not None]
+
     def _whole(self, ids: list[str], max_chars: int) -> list[Passage] | None:
         """These chunks as passages, in this order, when they hold at most `max_chars` characters; else None."""
         if not ids or len(ids) * 100 > max_chars:  # a chunk holds at least about 100 characters: not worth reading

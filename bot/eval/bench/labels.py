@@ -174,5 +174,14 @@ EXTRA_LABELS = {
     "llm_docs_wrong": "LLM, the article among 12 reports: wrong of the article's questions",
     "llm_docs_declined": "LLM, the article among 12 reports: declined of the article's questions",
     "llm_docs_vs_article": "RATIO LLM: a new question p50, 13 documents / the article alone (goal ≤ 2)",
+    "llm_ahead_read_s": "LLM, the article among 12 reports: reading each document ahead of questions (s)",
+    "llm_ahead_documents": "LLM, read ahead: documents",
+    "llm_ahead_chars": "LLM, read ahead: characters in all",
+    "llm_ahead_question_p50_ms": "LLM, read ahead: a new question, p50 (ms)",
+    "llm_ahead_question_p95_ms": "LLM, read ahead: a new question, p95 (ms)",
+    "llm_ahead_accuracy": "LLM, read ahead: accuracy of the article's questions",
+    "llm_ahead_wrong": "LLM, read ahead: wrong of the article's questions",
+    "llm_ahead_declined": "LLM, read ahead: declined of the article's questions",
+    "llm_ahead_p95_vs_article": "RATIO LLM: a new question p95, 13 documents read ahead / the article alone",
 }
 ALL_LABELS = LABELS | EXTRA_LABELS

@@ -136,7 +136,9 @@ def measure_llm_documents(
 ) -> None:
     """The article alone, then the article among `documents` generated reports (together too long for one prompt:
     the LLM reads the best passage's whole document), each in an index and a bot of its own with the local LLM; the
-    article's own questions asked once after a warm-up: p50 / p95 and accuracy / wrong of each, and the p50 ratio."""
+    article's own questions asked once after a warm-up: p50 / p95 and accuracy / wrong of each, and the p50 ratio.
+    Then the same 13 documents once the LLM has read each ahead of the questions, as a served bot has it do after
+    its warm-up (`llm_ahead_*`, and the seconds that reading took)."""
     from bot.errors import LLMSetupError
     from bot.eval.metrics import score_item, summarize
     from bot.event_bot import EventBot
@@ -148,7 +150,8 @@ def measure_llm_documents(
     except LLMSetupError as exc:
         raise SectionSkipped(str(exc)) from exc
     items = article_items()[:questions]
-    for label, paths in (("llm_article_", [ARTICLE]), ("llm_docs_", [*corpus[:documents], ARTICLE])):
+    every = [*corpus[:documents], ARTICLE]
+    for label, paths in (("llm_article_", [ARTICLE]), ("llm_docs_", every), ("llm_ahead_", every)):
         settings = Settings(
             index_dir=root / label / "index",
             llm_state_dir=root / label / "llm-states",  # none saved before: each document is read once here
@@ -160,6 +163,10 @@ def measure_llm_documents(
         build_index(settings, paths)
         bot = EventBot(settings)
         bot.ask(warm_up_questions()[0])
+        if label == "llm_ahead_":
+            started = time.perf_counter()
+            bot.read_ahead()
+            f["llm_ahead_read_s"] = round(time.perf_counter() - started, 1)
         times, scored = [], []
         for item in items:
             started = time.perf_counter()
@@ -175,3 +182,4 @@ def measure_llm_documents(
         f[f"{label}wrong"] = round(figures["wrong_rate"], 3)
         f[f"{label}declined"] = round(sum(r.abstained for r in scored) / len(scored), 3)
     f["llm_docs_vs_article"] = ratio(f["llm_docs_question_p50_ms"], f["llm_article_question_p50_ms"])
+    f["llm_ahead_p95_vs_article"] = ratio(f["llm_ahead_question_p95_ms"], f["llm_article_question_p95_ms"])
