@@ -175,6 +175,28 @@ def test_llamacpp_loads_what_it_read_of_documents_instead_of_reading_them_again(
         llama.reset()
 
 
+def test_one_worker_reads_documents_ahead_while_the_others_do_not(tmp_path):
+    """Workers of one server share the saved readings: while one reads documents ahead, the others skip them."""
+    import os
+
+    from bot.answer.generative import load_llama
+    from bot.answer.prompt_states import READING_STALE_S, PromptStates
+
+    llama = load_llama(str(GGUF))
+    one, other = (PromptStates(llama, str(GGUF), tmp_path, 2**30) for _ in range(2))
+    with one.reading("the documents") as first, other.reading("the documents") as second:
+        assert (first, second) == (True, False)
+    with other.reading("the documents") as again:
+        assert again  # the first is done (it failed to save, say): another may read them
+        old = time.time() - READING_STALE_S - 1
+        os.utime(next(tmp_path.glob("*.reading")), (old, old))
+        with one.reading("the documents") as stale:
+            assert stale  # a mark left by a process that died long ago does not hold them back
+    one.path("the documents").write_bytes(b"saved")
+    with other.reading("the documents") as saved:
+        assert not saved
+
+
 def test_a_served_bot_has_the_llm_read_each_document_ahead_of_questions(tmp_path):
     """Documents too long to read together are read one at a time, whole; a served bot has the LLM read each after
     its warm-up (EventBot.read_ahead) and save it, so the first question on each loads it instead of waiting."""

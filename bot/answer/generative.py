@@ -373,22 +373,24 @@ class LlamaCppChat(BaseChatModel):
             self._lock.release()
 
     def read_ahead(self, messages: list[BaseMessage], stop: threading.Event | None = None) -> bool:
-        """Read the documents of `messages` (their system message) and save what was read, unless saved already or
-        nothing is saved; it starts only while no question waits for the model (a question that comes meanwhile
-        waits for this one reading). True when it read them."""
-        documents = str(messages[0].text)
-        if self.states is None or self.states.path(documents).is_file():
+        """Read the documents of `messages` (their system message) and save what was read, unless saved already,
+        being read by another process, or nothing is saved; it starts only while no question waits for the model (a
+        question that comes meanwhile waits for this one reading). True when it read them."""
+        if self.states is None:
             return False
-        while self._waiting:
-            if stop is not None and stop.wait(0.2):
+        with self.states.reading(str(messages[0].text)) as ours:  # not saved, nor read by another worker now
+            if not ours:
                 return False
-            time.sleep(0.05)
-        try:
-            for _ in self._stream(messages, max_tokens=1):
-                pass
-        except TimeoutError:  # read, but not within the time limit: the next question on them saves it
-            return False
-        return True
+            while self._waiting:
+                if stop is not None and stop.wait(0.2):
+                    return False
+                time.sleep(0.05)
+            try:
+                for _ in self._stream(messages, max_tokens=1):
+                    pass
+            except TimeoutError:  # read, but not within the time limit: the next question on them saves it
+                return False
+            return True
 
 
 class TokenLogprobs:

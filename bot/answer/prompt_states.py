@@ -14,12 +14,16 @@ import ctypes
 import hashlib
 import logging
 import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 SUFFIX = ".llamastate"
+READING_STALE_S = 600  # a mark that a process reads documents ahead, older than this: the process is gone
 
 
 class PromptStates:
@@ -79,6 +83,31 @@ class PromptStates:
             self._trim()
         else:
             partial.unlink(missing_ok=True)
+
+    @contextmanager
+    def reading(self, documents: str) -> Iterator[bool]:
+        """Whether this process should read `documents` ahead of questions: not when they are saved, nor while another
+        process (another worker of the server) reads them; a mark file says so while it reads."""
+        path = self.path(documents)
+        mark = path.with_name(f"{path.name}.reading")
+        if path.is_file():
+            yield False
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            if time.time() - mark.stat().st_mtime > READING_STALE_S:
+                mark.unlink(missing_ok=True)
+        except FileNotFoundError:
+            pass
+        try:
+            os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            mark.unlink(missing_ok=True)
 
     def _trim(self) -> None:
         """Remove the least recently used files beyond the capacity (another process may remove them first)."""
