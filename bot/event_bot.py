@@ -123,14 +123,14 @@ class EventBot:
         has not saved (bot.answer.prompt_states), so that the first question on each does not wait while it reads
         it (a served bot runs this in the background after `preload`; `stop` ends it early). Returns how many it
         read."""
-        if self.generate is None:
-            return 0
         read = 0
+        if self.generate is None or not self.generate.may_read_ahead():
+            return read
         for passages in self.retriever.read_one_at_a_time(
             self.knowledge.chunk_starts, self.settings.llm_document_chars
         ):
-            if stop is not None and stop.is_set():
-                break
+            if (stop is not None and stop.is_set()) or not self.generate.may_read_ahead():
+                break  # stopped, or as much saved as is kept: reading more would push out what was read
             read += self.generate.read_ahead(passages, stop)
         return read
 

@@ -175,7 +175,7 @@ def test_llamacpp_loads_what_it_read_of_documents_instead_of_reading_them_again(
         llama.reset()
 
 
-def test_one_worker_reads_documents_ahead_while_the_others_do_not(tmp_path):
+def test_one_worker_reads_documents_ahead_while_the_others_do_not_and_none_beyond_the_room(tmp_path):
     """Workers of one server share the saved readings: while one reads documents ahead, the others skip them."""
     import os
 
@@ -195,6 +195,8 @@ def test_one_worker_reads_documents_ahead_while_the_others_do_not(tmp_path):
     one.path("the documents").write_bytes(b"saved")
     with other.reading("the documents") as saved:
         assert not saved
+    # reading ahead stops where the saved readings would push out one another
+    assert one.has_room() and not PromptStates(llama, str(GGUF), tmp_path, capacity_bytes=5).has_room()
 
 
 def test_a_served_bot_has_the_llm_read_each_document_ahead_of_questions(tmp_path):

@@ -123,6 +123,10 @@ class Generator:
         signals = message.response_metadata
         return Generation(self.backend, text, None, signals.get("token_logprobs"), signals.get("p_not_in_documents"))
 
+    def may_read_ahead(self) -> bool:
+        """Whether reading documents ahead is of use: a model in this process whose saved readings have room."""
+        return isinstance(self.model, LlamaCppChat) and self.model.states is not None and self.model.states.has_room()
+
     def read_ahead(self, passages: list[Passage], stop: threading.Event | None = None) -> int:
         """Have the in-process model read these documents and save what it read, before a question needs them
         (bot.answer.prompt_states): 1 when it read them, 0 when they were saved already or nothing is saved."""

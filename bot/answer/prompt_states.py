@@ -109,8 +109,12 @@ class PromptStates:
         finally:
             mark.unlink(missing_ok=True)
 
-    def _trim(self) -> None:
-        """Remove the least recently used files beyond the capacity (another process may remove them first)."""
+    def has_room(self) -> bool:
+        """Whether the saved readings take less than nine tenths of the capacity (room for another)."""
+        return sum(size for _, size, _ in self._saved()) < 0.9 * self.capacity_bytes
+
+    def _saved(self) -> list[tuple[float, int, Path]]:
+        """(last used, bytes, path) of each saved reading (another process may remove one meanwhile)."""
         saved = []
         for path in self.folder.glob(f"*{SUFFIX}"):
             try:
@@ -118,8 +122,12 @@ class PromptStates:
             except FileNotFoundError:
                 continue
             saved.append((stat.st_mtime, stat.st_size, path))
+        return saved
+
+    def _trim(self) -> None:
+        """Remove the least recently used files beyond the capacity."""
         total = 0
-        for _, size, path in sorted(saved, key=lambda s: s[0], reverse=True):
+        for _, size, path in sorted(self._saved(), key=lambda s: s[0], reverse=True):
             total += size
             if total > self.capacity_bytes:
                 path.unlink(missing_ok=True)

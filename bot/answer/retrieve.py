@@ -7,6 +7,7 @@ import logging
 import shutil
 import threading
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,13 +225,18 @@ class Retriever:
             whole = self._whole([cid for _, cid in chunk_starts.get(passages[0].path, [])], max_chars)
         return whole if whole is not None else sorted(passages, key=lambda p: (p.path, p.start))
 
-    def read_one_at_a_time(self, chunk_starts: dict[str, list[tuple[int, str]]], max_chars: int) -> list[list[Passage]]:
-        """The documents an LLM reads one at a time, whole (see `reading_order`): none when all fit together."""
+    def read_one_at_a_time(
+        self, chunk_starts: dict[str, list[tuple[int, str]]], max_chars: int
+    ) -> Iterator[list[Passage]]:
+        """The documents an LLM reads one at a time, whole (see `reading_order`), each read from the store when its
+        turn comes; none when all fit together."""
         every = [cid for path in sorted(chunk_starts) for _, cid in chunk_starts[path]]
         if self._whole(every, max_chars) is not None:
-            return []
-        documents = (self._whole([cid for _, cid in chunk_starts[path]], max_chars) for path in sorted(chunk_starts))
-        return [passages for passages in documents if passages is not None]
+            return
+        for path in sorted(chunk_starts):
+            passages = self._whole([cid for _, cid in chunk_starts[path]], max_chars)
+            if passages is not None:
+                yield passages
 
     def _whole(self, ids: list[str], max_chars: int) -> list[Passage] | None:
         """These chunks as passages, in this order, when they hold at most `max_chars` characters; else None."""
