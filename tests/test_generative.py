@@ -87,7 +87,7 @@ def test_llamacpp_answers_are_guarded(llamacpp_bot, bot, caplog):
 
 
 def test_llamacpp_model_loads_once_per_process(llamacpp_bot, settings):
-    from bot.answer.generative import load_llama
+    from bot.answer.llamacpp import load_llama
     from bot.event_bot import EventBot
 
     before = load_llama.cache_info().misses
@@ -114,7 +114,7 @@ def test_llamacpp_loads_what_it_read_of_documents_instead_of_reading_them_again(
     or in a new process, loads that reading and reads only the question, and answers as a fresh reading does."""
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from bot.answer.generative import LlamaCppChat, load_llama
+    from bot.answer.llamacpp import LlamaCppChat, load_llama
     from bot.answer.prompt_states import PromptStates
 
     llama = load_llama(str(GGUF))
@@ -179,7 +179,7 @@ def test_one_worker_reads_documents_ahead_while_the_others_do_not_and_none_beyon
     """Workers of one server share the saved readings: while one reads documents ahead, the others skip them."""
     import os
 
-    from bot.answer.generative import load_llama
+    from bot.answer.llamacpp import load_llama
     from bot.answer.prompt_states import READING_STALE_S, PromptStates
 
     llama = load_llama(str(GGUF))
@@ -202,7 +202,7 @@ def test_one_worker_reads_documents_ahead_while_the_others_do_not_and_none_beyon
 def test_a_served_bot_has_the_llm_read_each_document_ahead_of_questions(tmp_path):
     """Documents too long to read together are read one at a time, whole; a served bot has the LLM read each after
     its warm-up (EventBot.read_ahead) and save it, so the first question on each loads it instead of waiting."""
-    from bot.answer.generative import load_llama
+    from bot.answer.llamacpp import load_llama
     from bot.eval.distractors import write_corpus
     from bot.event_bot import EventBot
     from bot.indexing import build_index
@@ -246,10 +246,10 @@ def test_a_served_bot_has_the_llm_read_each_document_ahead_of_questions(tmp_path
 
 # -- the `openai` backend against llama-cpp-python's own server -----------------------------------------------
 
-# `python -m llama_cpp.server`, with the model loaded as bot.generative loads it (see without_extra_buffer_types)
+# `python -m llama_cpp.server`, with the model loaded as bot.answer.llamacpp loads it (see without_extra_buffer_types)
 SERVER = (
     "import runpy\n"
-    "from bot.answer.generative import without_extra_buffer_types\n"
+    "from bot.answer.llamacpp import without_extra_buffer_types\n"
     "with without_extra_buffer_types():\n"
     "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
 )

@@ -449,7 +449,7 @@ class SlowLlama:
 
 
 def test_questions_beyond_the_llms_queue_are_refused_with_when_to_retry():
-    from bot.answer.generative import LlamaCppChat
+    from bot.answer.llamacpp import LlamaCppChat
     from bot.errors import LLMBusyError
 
     llama = SlowLlama()
@@ -468,7 +468,7 @@ def test_questions_beyond_the_llms_queue_are_refused_with_when_to_retry():
 
 
 def test_a_question_that_waits_past_the_time_limit_falls_back_without_waiting_longer(bot):
-    from bot.answer.generative import LlamaCppChat
+    from bot.answer.llamacpp import LlamaCppChat
 
     llama = SlowLlama()
     chat = LlamaCppChat(llama=llama, model_path="fake.gguf", queue=2, timeout_s=1)

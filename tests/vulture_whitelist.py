@@ -20,8 +20,8 @@ standalone_question, llm_corpus, extractive_draft  # bot/types.py
 
 # Methods and attributes a library calls or reads: LangChain's LLM, torch's Module, fpdf's page footer, sqlite3's
 # row factory, llama.cpp's model parameters, an HTTP session's timeout, atexit.
-_._llm_type, _._identifying_params, _._generate  # bot/answer/generative.py
-_.use_extra_bufts  # bot/answer/generative.py
+_._llm_type, _._identifying_params, _._generate  # bot/answer/llamacpp.py
+_.use_extra_bufts  # bot/answer/llamacpp.py
 _.forward  # bot/reader/model.py
 _.footer  # bot/eval/pdfs.py
 _.row_factory  # bot/feedback.py

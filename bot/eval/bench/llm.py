@@ -1,5 +1,5 @@
 """The local LLM's own speed, the floor any answer the LLM reads is measured against: llama-cpp-python alone, the
-file and threads the bot loads (`bot.answer.generative.load_llama`), the article first in the system message and the
+file and threads the bot loads (`bot.answer.llamacpp.load_llama`), the article first in the system message and the
 question last, so that after the first question llama.cpp reuses the article's cached prefix and a new question
 costs only its own tokens and the answer's. Then the same model behind `eventbot serve`, against that floor and
 under bursts."""
@@ -37,7 +37,7 @@ def cpu_flags() -> str:
 def measure_llm_floor(result: BenchResult, sizes: Sizes, model: Path | None = None) -> None:
     """Prefill and decode tokens/s, and a new question's latency over the cached article (`model`: the installed
     LLM by default; skipped when it is not installed), with the CPU's flags in the notes."""
-    from bot.answer.generative import load_llama
+    from bot.answer.llamacpp import load_llama
     from bot.errors import LLMSetupError
     from bot.llm_file import installed
 

@@ -1,0 +1,252 @@
+"""llama.cpp in this process: the GGUF model loaded once, a LangChain chat model over it (one generation at a time, a
+bounded queue, a time limit, a decoding grammar, the log-probabilities of what it wrote), and what it read of
+documents saved and loaded again (bot.answer.prompt_states). bot.answer.generative builds it for `EVENTBOT_LLM=llamacpp`.
+"""
+
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import Field, PrivateAttr
+
+from bot.answer.prompt_states import PromptStates
+from bot.errors import LLMBusyError, LLMSetupError
+
+log = logging.getLogger(__name__)
+
+N_CTX = 4096  # tokens of context for a local GGUF: six 400-character passages, the rules and the answer fit
+
+
+@cache
+def load_llama(path: str) -> Any:
+    """A GGUF model loaded by llama-cpp-python, once per process and path."""
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise LLMSetupError(
+            "EVENTBOT_LLM=llamacpp needs llama-cpp-python: run `make run` (or pip install -e .)"
+        ) from exc
+    if not Path(path).is_file():
+        raise LLMSetupError(f"EVENTBOT_LLM_MODEL: no GGUF file at {path}")
+    started = time.perf_counter()
+    try:
+        with without_extra_buffer_types():
+            # every core this process may use, for decoding too (llama-cpp-python's default is half of them:
+            # Qwen2.5-Coder-1.5B on 2 cores decoded 12.2 tokens/s on one thread, 20.5 on two; `eventbot bench`)
+            cores = len(os.sched_getaffinity(0))
+            llama = llama_cpp.Llama(model_path=path, n_ctx=N_CTX, n_threads=cores, n_threads_batch=cores, verbose=False)
+    except Exception as exc:
+        raise LLMSetupError(f"EVENTBOT_LLM_MODEL: cannot load {path} as a GGUF model ({exc})") from exc
+    log.info("loaded %s in %.1fs", path, time.perf_counter() - started)
+    return llama
+
+
+@cache
+def prompt_states(path: str, folder: Path, megabytes: int) -> PromptStates:
+    """The saved readings of the model at `path` (one per process, as the model is)."""
+    return PromptStates(load_llama(path), path, folder.expanduser(), megabytes * 2**20)
+
+
+_params_lock = threading.Lock()
+
+
+@contextmanager
+def without_extra_buffer_types() -> Iterator[None]:
+    """Load with `use_extra_bufts = False`. llama.cpp built natively on a CPU that reports AMX repacks Q4/Q8
+    weights for AMX kernels, and on these virtual machines the AMX instructions trap (SIGILL) although the CPU
+    flags them. The plain CPU kernels are used instead. `Llama` has no argument for it, so its default model
+    parameters are wrapped while it loads."""
+    import llama_cpp.llama as llama_module
+
+    with _params_lock:
+        original = llama_module.llama_cpp.llama_model_default_params
+
+        def params():
+            p = original()
+            p.use_extra_bufts = False
+            return p
+
+        llama_module.llama_cpp.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            llama_module.llama_cpp.llama_model_default_params = original
+
+
+ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+class LlamaCppChat(BaseChatModel):
+    """A thin LangChain chat model over an in-process `llama_cpp.Llama`: greedy decoding, at most `max_tokens`
+    tokens, stopped after `timeout_s` seconds, optionally constrained by a GBNF `grammar`. One generation at a
+    time (a `Llama` is not thread-safe); at most `queue` more wait for their turn, and a request beyond them is
+    refused at once (LLMBusyError, with how long a generation has lately taken times the queue ahead). With
+    `states`, what it read of the documents (the system message) is saved once and loaded when they come again."""
+
+    llama: Any = Field(exclude=True)
+    model_path: str
+    max_tokens: int = 256
+    temperature: float = 0.0
+    timeout_s: float = 60.0
+    grammar: str | None = None
+    abstention: str | None = None  # the reply that declines: the probability of opening with it is recorded
+    queue: int = 8
+    states: PromptStates | None = Field(default=None, exclude=True)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _waiting: int = PrivateAttr(default=0)  # generating or waiting to
+    _count_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _recent_s: float = PrivateAttr(default=2.0)  # a moving average of a generation's seconds
+    _compiled: Any = PrivateAttr(default=None)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llamacpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_path": self.model_path, "max_tokens": self.max_tokens, "temperature": self.temperature}
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        chunks = list(self._stream(messages, stop, run_manager, **kwargs))
+        signals = chunks[-1].message.response_metadata
+        text = "".join(chunk.text for chunk in chunks)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text, response_metadata=signals))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        request = [{"role": ROLES.get(m.type, "user"), "content": str(m.text)} for m in messages]
+        with self._count_lock:
+            if self._waiting > self.queue:
+                ahead = self._waiting
+                raise LLMBusyError(
+                    f"{ahead} questions are waiting for the LLM (EVENTBOT_LLM_QUEUE={self.queue}): try again shortly",
+                    retry_after_s=max(1, math.ceil(self._recent_s * ahead)),
+                )
+            self._waiting += 1
+        try:  # the time limit counts from now: waiting for the turn is part of it
+            deadline = time.monotonic() + self.timeout_s
+            yield from self._generate_in_turn(request, stop, run_manager, deadline, kwargs.get("max_tokens"))
+        finally:
+            with self._count_lock:
+                self._waiting -= 1
+
+    def _generate_in_turn(
+        self,
+        request: list[dict],
+        stop: list[str] | None,
+        run_manager: CallbackManagerForLLMRun | None,
+        deadline: float,
+        max_tokens: int | None = None,
+    ) -> Iterator[ChatGenerationChunk]:
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise TimeoutError(f"no turn at the LLM within {self.timeout_s:g}s")
+        try:
+            started = time.monotonic()
+            if self.grammar and self._compiled is None:
+                from llama_cpp import LlamaGrammar
+
+                self._compiled = LlamaGrammar.from_string(self.grammar, verbose=False)
+            documents = request[0]["content"] if request and request[0]["role"] == "system" else None
+            if self.states and documents is not None:
+                self.states.before(documents)
+            recorder = TokenLogprobs(self.llama, self.abstention)
+            stream = self.llama.create_chat_completion(
+                messages=request,
+                temperature=self.temperature,
+                max_tokens=max_tokens or self.max_tokens,
+                stop=stop or [],
+                grammar=self._compiled,
+                logits_processor=[recorder],
+                stream=True,
+            )
+            try:
+                for part in stream:
+                    delta = part["choices"][0]["delta"].get("content") or ""
+                    if delta:
+                        chunk = ChatGenerationChunk(message=AIMessageChunk(content=delta))
+                        if run_manager:
+                            run_manager.on_llm_new_token(delta, chunk=chunk)
+                        yield chunk
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"no complete answer within {self.timeout_s:g}s")
+                if self.states and documents is not None:
+                    self.states.after()
+            finally:
+                stream.close()
+                self._recent_s = 0.7 * self._recent_s + 0.3 * (time.monotonic() - started)
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=recorder.signals()))
+        finally:
+            self._lock.release()
+
+    def read_ahead(self, messages: list[BaseMessage], stop: threading.Event | None = None) -> bool:
+        """Read the documents of `messages` (their system message) and save what was read, unless saved already,
+        being read by another process, or nothing is saved; it starts only while no question waits for the model (a
+        question that comes meanwhile waits for this one reading). True when it read them."""
+        if self.states is None:
+            return False
+        with self.states.reading(str(messages[0].text)) as ours:  # not saved, nor read by another worker now
+            if not ours:
+                return False
+            while self._waiting:
+                if stop is not None and stop.wait(0.2):
+                    return False
+                time.sleep(0.05)
+            try:
+                for _ in self._stream(messages, max_tokens=1):
+                    pass
+            except TimeoutError:  # read, but not within the time limit: the next question on them saves it
+                return False
+            return True
+
+
+class TokenLogprobs:
+    """A llama.cpp logits processor that changes nothing and records, at each step, the log-probability the model
+    gave the token it then wrote (the raw distribution, before the grammar), and at the first step the probability
+    of opening with the abstention's first token (when there is one)."""
+
+    def __init__(self, llama: Any, abstention: str | None = None):
+        self.llama = llama
+        self.logprobs: list[float] = []
+        self.p_not_in_documents: float | None = None
+        self._last: np.ndarray | None = None
+        self._prompt_tokens: int | None = None
+        self._abstain_token = (
+            llama.tokenize(abstention.encode(), add_bos=False, special=False)[0] if abstention else None
+        )
+
+    def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        if self._prompt_tokens is None:
+            self._prompt_tokens = len(input_ids)
+        elif self._last is not None:  # the token written after the last call is the newest input
+            self.logprobs.append(float(self._last[int(input_ids[-1])]))
+        shifted = scores - scores.max()
+        self._last = shifted - np.log(np.exp(shifted).sum())
+        if self.p_not_in_documents is None and self._abstain_token is not None:
+            self.p_not_in_documents = float(np.exp(self._last[self._abstain_token]))
+        return scores
+
+    def signals(self) -> dict:
+        return {"token_logprobs": self.logprobs, "p_not_in_documents": self.p_not_in_documents}
