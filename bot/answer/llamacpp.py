@@ -196,7 +196,8 @@ class LlamaCppChat(BaseChatModel):
                     self.states.after()
             finally:
                 stream.close()
-                self._recent_s = 0.7 * self._recent_s + 0.3 * (time.monotonic() - started)
+                if max_tokens is None:  # an answer (a reading ahead takes far longer and says nothing of answers)
+                    self._recent_s = 0.7 * self._recent_s + 0.3 * (time.monotonic() - started)
             yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=recorder.signals()))
         finally:
             self._lock.release()
