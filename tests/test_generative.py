@@ -148,6 +148,11 @@ def test_llamacpp_loads_what_it_read_of_documents_instead_of_reading_them_again(
         assert answer(chat(states), "article") == fresh  # back to the article: loaded, not read
         assert 0 < sum(evaluated) < read_whole / 3
 
+        llama.reset()  # emptied under it (llama-cpp-python's reset): the same documents are loaded again, not read
+        evaluated.clear()
+        assert answer(chat(states), "article") == fresh
+        assert 0 < sum(evaluated) < read_whole / 3
+
         llama.reset()  # a new process: the same files
         evaluated.clear()
         assert answer(chat(PromptStates(llama, str(GGUF), folder, capacity_bytes=2**30)), "article") == fresh

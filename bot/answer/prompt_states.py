@@ -45,8 +45,9 @@ class PromptStates:
         return self.folder / f"{digest}{SUFFIX}"
 
     def before(self, documents: str) -> None:
-        """Before a generation over `documents`: load their saved reading unless the model holds them already."""
-        if documents == self._held:
+        """Before a generation over `documents`: load their saved reading unless the model holds them already (the
+        last generation was over them and nothing has emptied the model since)."""
+        if documents == self._held and self.llama.n_tokens > 0:
             return
         self._held = documents
         path = self.path(documents)

@@ -87,7 +87,8 @@ def measure_llm_server(
     distinct: int = 40,
 ) -> None:
     """`eventbot serve` with `EVENTBOT_LLM=llamacpp` (ready once its warm-up answer has read the article; started
-    again, once it has loaded that reading, bot.answer.prompt_states): the first question after ready and `sequential` new ones one at a time (p50 against the floor); then `popular_requests`
+    again, once it has loaded that reading, bot.answer.prompt_states): the first question after ready and
+    `sequential` new ones one at a time (p50 against the floor); then `popular_requests`
     at concurrency 12 over four questions (the answer cache makes that four generations), and `distinct` new
     questions at concurrency 8, each of which should be a 200 or, while the LLM's queue is full, a 503 with
     Retry-After, none slower than the LLM's timeout + 10 s."""
