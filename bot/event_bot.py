@@ -73,7 +73,7 @@ class EventBot:
             from bot.answer.guard import Guard
             from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLMDecision
 
-            guard = Guard(LLMDecision.load(settings.reader_weights.with_name(LLM_CALIBRATION_FILE)))
+            guard = Guard(LLMDecision.load(settings.reader_weights.with_name(LLM_CALIBRATION_FILE)), reader.read)
         link = self.knowledge.lexicon.link
         # the chain before its cite step (calibration reads the drafts), and the whole chain
         self.drafts = draft_chain(

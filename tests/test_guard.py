@@ -46,8 +46,10 @@ def ask(
     llm_text: str | None = None,
     generate: Generator | None = None,
     decision: LLMDecision = GIVES_EVERY_GROUNDED_ANSWER,
+    second_reading: bool = False,
 ):
-    """Ask through the bot's own chain, with `generate` or a fake chat model that writes `llm_text`."""
+    """Ask through the bot's own chain, with `generate` or a fake chat model that writes `llm_text` (and, with
+    `second_reading`, the span reader reading what the LLM cites)."""
     generate = generate or Generator(FakeListChatModel(responses=[llm_text]), "fake")
     chain = cited(
         draft_chain(
@@ -58,7 +60,7 @@ def ask(
             bot.read,
             bot.decide,
             generate,
-            Guard(decision),
+            Guard(decision, bot.read.reader.read if second_reading else None),
         )
     )
     return chain.invoke({"question": question, "history": [], "timings_ms": {}})
@@ -89,6 +91,38 @@ def test_grounded_cited_answer_passes_with_verbatim_quotes(bot):
     assert citation.n == 1 and citation.quote in ARTICLE_TEXT and "Alysa Liu" in citation.quote
     assert citation.chunk_id == bot.retriever(q)[n - 1].chunk_id
     assert set(answer.timings_ms) >= {"retrieve", "answer", "generate", "guard", "total"}
+
+
+class Recording(Constant):
+    """The constant stand-in, keeping the features it was asked about."""
+
+    def __init__(self, p: float):
+        super().__init__(p)
+        self.seen: list[dict[str, float]] = []
+
+    def predict_proba(self, x):
+        self.seen += [dict(zip(LLM_FEATURES, row, strict=True)) for row in x]
+        return super().predict_proba(x)
+
+
+def test_the_span_reader_reads_what_the_llm_cites_as_a_second_opinion(bot):
+    """The decision hears whether the span reader, reading only the sentence the LLM cites, finds the answer the LLM
+    gave there: surer, and the same span, in the sentence a right answer cites than in the one a wrong answer cites."""
+    q = "Who won the gold medal?"
+    n = n_of(bot, q, "Alysa Liu")
+    seen = {}
+    answers = {"right": f"Alysa Liu won the gold medal. [{n}]", "wrong": f"Sakamoto won the gold medal. [{n}]"}
+    for name, text in answers.items():
+        trees = Recording(1.0)
+        answer = ask(bot, q, text, decision=LLMDecision(trees, threshold=0.5), second_reading=True)
+        assert answer.guard == "passed"
+        [seen[name]] = trees.seen
+    assert seen["right"]["reader_span_said"] == 1.0 and seen["right"]["reader_margin_in_cited"] > 0
+    assert seen["wrong"]["reader_span_said"] < 1.0
+    assert seen["wrong"]["reader_margin_in_cited"] < seen["right"]["reader_margin_in_cited"]
+    without = Recording(1.0)
+    ask(bot, q, f"Alysa Liu consoled Sakamoto. [{n}]", decision=LLMDecision(without, threshold=0.5))
+    assert np.isnan(without.seen[0]["reader_margin_in_cited"]) and np.isnan(without.seen[0]["reader_span_said"])
 
 
 def test_no_stage_changes_the_state_it_was_handed(bot):

@@ -15,7 +15,8 @@ Used after every generative backend. The answer passes when:
   "the final was delayed by a storm" does not pass on a passage that never says so;
 - the learnt decision (bot.answer.llm_decide) gives it: its probability of being right, from the LLM's
   log-probabilities, the span reader's probability, whether the answer says the precise phrase the span reader
-  found ("Third place", "27-year-old"), and more, reaches the fitted threshold. Whether the span reader abstained
+  found ("Third place", "27-year-old"), what the span reader finds reading only the sentences the LLM cites, and
+  more, reaches the fitted threshold. Whether the span reader abstained
   is one of its signals, no longer a veto.
 Otherwise the extractive answer is returned, with `guard="fallback"` and the reason logged.
 
@@ -42,6 +43,8 @@ from bot.answer.llm_decide import LLMDecision, llm_features
 from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
 from bot.types import Draft, LLMReview, Passage, Sentence, Span
 
+ReadSpans = Callable[[str, list[str]], list]  # bot.reader.model.SpanReader.read: (question, texts) → best spans
+
 log = logging.getLogger(__name__)
 
 MIN_GROUNDED_TERMS = 0.6  # share of a sentence's content words (3 or more) that its cited passages must hold
@@ -62,8 +65,9 @@ class Guard:
     sets state["draft"], state["backend"], state["guard"], state["llm_review"] (None when the LLM's answer did not
     reach the learnt decision) and state["extractive_draft"] (the span reader's, kept for calibration and comparison)."""
 
-    def __init__(self, decision: LLMDecision):
+    def __init__(self, decision: LLMDecision, read_spans: ReadSpans | None = None):
         self.decision = decision
+        self.read_spans = read_spans  # the span reader, for a second reading of what the LLM cites
 
     def __call__(self, state: dict) -> dict:
         verdict, llm_review = self.review(state)
@@ -112,6 +116,7 @@ class Guard:
             state["passages"],
             agrees,
             recited=text != as_written,
+            cited_reading=self.cited_reading(state["asked"].text, llm_draft, state["llm_corpus"]),
         )
         p = self.decision.probability(features)
         llm_review = LLMReview(llm_draft, features, p)
@@ -121,6 +126,23 @@ class Guard:
             )
         llm_draft.confidence = p
         return Verdict(llm_draft, generation.backend, "passed"), llm_review
+
+
+    def cited_reading(self, question: str, llm_draft: Draft, corpus) -> tuple[float, float] | None:
+        """The span reader reading only the sentences the LLM cites (each with the one before it, where "she" is
+        named): its best span's margin over answering nothing, and the share of that span's words the LLM's answer
+        says. A second opinion aimed at the LLM's evidence: a right answer's sentence usually reads as answering the
+        question, with the same span. None without a reader."""
+        if self.read_spans is None or not llm_draft.quotes:
+            return None
+        texts = [corpus.window(q) if q.index >= 0 else q.text for q in llm_draft.quotes]
+        guesses = self.read_spans(question, texts)
+        if not guesses:
+            return None
+        best = max(guesses, key=lambda g: g.margin)
+        span_terms = terms_of(texts[best.text_index][best.start : best.end])
+        said = len(span_terms & terms_of(without_markers(llm_draft.text))) / len(span_terms) if span_terms else 0.0
+        return best.margin, said
 
 
 def unsupported(text: str, passages: list[str]) -> str | None:

@@ -4,7 +4,8 @@ The LLM reads better than the trained span reader and invents answers where the 
 signal alone tells its right answers from its wrong ones on every kind of set. So the decision is gradient-boosted
 trees over general signals of both: the LLM's token log-probabilities and its probability of opening with "Not in
 the documents", the span reader's learnt probability and whether it answered, whether the two agree, how much of
-the question the cited sentences hold, retrieval's best score, and what the question asks. It is fitted by
+the question the cited sentences hold, the span reader's second reading of only what the LLM cites (does it find
+an answer there, and is it the one the LLM gave), retrieval's best score, and what the question asks. It is fitted by
 `eventbot train-reader --calibrate-llm` (bot.training.llm_calibration) on the development sets, out of fold by set,
 a wrong answer costing two right ones; below its threshold the span reader's own reply (answer, unsure or decline)
 stands. An answer whose names, numbers or quotes its cited sentences lack never gets this far (bot.answer.guard)."""
@@ -27,7 +28,7 @@ LLM_FEATURES = [
     "llm_mean_logprob", "llm_min_logprob", "llm_first_logprob", "llm_p_not_in_documents", "llm_log_tokens",
     "reader_probability", "reader_answered", "reader_unsure", "reader_phrase_in_answer", "reader_phrase_missing",
     "cited_sentences", "recited", "question_in_cited", "answer_words_in_cited", "best_passage_score",
-    *(f"kind_{k}" for k in KINDS),
+    "reader_margin_in_cited", "reader_span_said", *(f"kind_{k}" for k in KINDS),
 ]  # fmt: skip
 
 
@@ -41,11 +42,13 @@ def llm_features(
     passages: list[Passage],
     phrase_agrees: bool | None,
     recited: bool = False,
+    cited_reading: tuple[float, float] | None = None,
 ) -> list[float]:
     """The decision's inputs, in LLM_FEATURES order; NaN where a backend gives no log-probabilities (the trees
     route a missing value as they learnt to). `phrase_agrees`: whether the LLM's answer says the precise phrase the
     span reader found (None when it found none); `recited`: whether the guard pointed a sentence's citation at
-    another passage than the one the LLM named."""
+    another passage than the one the LLM named; `cited_reading`: the span reader's second reading, of only the
+    sentences the LLM cites (its best margin there, and the share of its span's words the LLM's answer says)."""
     nan = float("nan")
     logprobs = token_logprobs or []
     cited = " ".join(q.text for q in llm_draft.quotes)
@@ -67,6 +70,7 @@ def llm_features(
         len(asked.terms & cited_terms) / len(asked.terms) if asked.terms else 1.0,
         len(answer_terms & cited_terms) / len(answer_terms) if answer_terms else 1.0,
         max((p.score for p in passages), default=0.0),
+        *(cited_reading or (nan, nan)),
         *(float(asked.kind == k) for k in KINDS),
     ]
 
