@@ -45,7 +45,7 @@ def assert_grounded(answer) -> None:
     [
         ("How old is Sakamoto?", "25", None),
         ("Who won the gold medal?", "Liu", "Sakamoto"),
-        ("what did glenn do when the camera came close", "shield", None),
+        ("what did glenn do when the camera came close", "block", None),  # the article: "to block the camera’s view"
     ],
 )
 def test_the_default_answers_right_or_declines_and_cites_the_article(default_bot, question, expected, not_expected):

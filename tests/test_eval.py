@@ -232,12 +232,14 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "chat7_qa",
         "chat8_conversations",
         "chat8_qa",
+        "chat9_conversations",
         "chat_conversations",
         "chat_qa",
         "chess_qa",
         "cycling_qa",
         "event7_qa",
         "event8_qa",
+        "event9_qa",
         "event_qa",
         "event_qa_fresh",
         "event_qa_unseen",
@@ -247,12 +249,14 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "newsdoc6_qa",
         "newsdoc7_qa",
         "newsdoc8_qa",
+        "newsdoc9_qa",
         "newsdoc_qa",
         "tennis_qa",
         "yesno5_qa",
         "yesno6_qa",
         "yesno7_qa",
         "yesno8_qa",
+        "yesno9_qa",
     ]
     assert [d["name"] for d in result["datasets"]] == names
     for d in result["datasets"]:
@@ -342,6 +346,11 @@ FLOORS = {
     "event8_qa": {"accuracy": 0.46},
     "newsdoc8_qa": {"accuracy": 0.6},
     "yesno8_qa": {"accuracy": 0.25},
+    # round 9 (2026-12-05), its first sight (the span reader alone, fp32, AVX-512): two questions' worth under it
+    "chat9_conversations": {"accuracy": 0.17},
+    "event9_qa": {"accuracy": 0.3},
+    "newsdoc9_qa": {"accuracy": 0.57},
+    "yesno9_qa": {"accuracy": 0.06},
 }
 WRONG_RATE_CEILINGS = {
     "chat2_conversations": 0.13,
@@ -380,6 +389,11 @@ WRONG_RATE_CEILINGS = {
     "event8_qa": 0.07,
     "newsdoc8_qa": 0.05,
     "yesno8_qa": 0.13,
+    # round 9 (2026-12-05): two questions' worth of margin over its first sight
+    "chat9_conversations": 0.09,
+    "event9_qa": 0.07,
+    "newsdoc9_qa": 0.08,
+    "yesno9_qa": 0.25,
 }
 
 
