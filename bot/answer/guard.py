@@ -27,6 +27,7 @@ each is backed by a verbatim quote, the sentence(s) of the cited passage that ho
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.answer.cite import markers_in, without_markers
 from bot.answer.claims import (
@@ -43,7 +44,11 @@ from bot.answer.llm_decide import LLMDecision, llm_features
 from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
 from bot.types import Draft, LLMReview, Passage, Sentence, Span
 
-ReadSpans = Callable[[str, list[str]], list]  # bot.reader.model.SpanReader.read: (question, texts) → best spans
+if TYPE_CHECKING:  # the reader's module loads torch; the guard only calls it
+    from bot.answer.corpus import Corpus
+    from bot.reader.model import SpanGuess
+
+ReadSpans = Callable[[str, list[str]], list["SpanGuess"]]  # SpanReader.read: (question, texts) → each text's best span
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +132,7 @@ class Guard:
         llm_draft.confidence = p
         return Verdict(llm_draft, generation.backend, "passed"), llm_review
 
-
-    def cited_reading(self, question: str, llm_draft: Draft, corpus) -> tuple[float, float] | None:
+    def cited_reading(self, question: str, llm_draft: Draft, corpus: "Corpus") -> tuple[float, float] | None:
         """The span reader reading only the sentences the LLM cites (each with the one before it, where "she" is
         named): its best span's margin over answering nothing, and the share of that span's words the LLM's answer
         says. A second opinion aimed at the LLM's evidence: a right answer's sentence usually reads as answering the
