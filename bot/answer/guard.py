@@ -16,8 +16,7 @@ Used after every generative backend. The answer passes when:
 - the learnt decision (bot.answer.llm_decide) gives it: its probability of being right, from the LLM's
   log-probabilities, the span reader's probability, whether the answer says the precise phrase the span reader
   found ("Third place", "27-year-old"), what the span reader finds reading only the sentences the LLM cites, and
-  more, reaches the fitted threshold. Whether the span reader abstained
-  is one of its signals, no longer a veto.
+  more, reaches the fitted threshold. Whether the span reader abstained is one of its signals, no longer a veto.
 Otherwise the extractive answer is returned, with `guard="fallback"` and the reason logged.
 
 A passing answer keeps the answer object's contract: its `[n]` are renumbered 1, 2, … in order of first use and
