@@ -125,6 +125,22 @@ def test_the_span_reader_reads_what_the_llm_cites_as_a_second_opinion(bot):
     assert np.isnan(without.seen[0]["reader_margin_in_cited"]) and np.isnan(without.seen[0]["reader_span_said"])
 
 
+def test_the_second_reading_reads_a_quote_grown_over_sentences_whole(bot):
+    """A quote the guard grew over two sentences (the answer's facts are in both) is read with every sentence it holds,
+    after the one before it."""
+    from bot.answer.guard import cited_draft
+
+    q = "How did Sakamoto finish?"
+    passages = bot.retriever(q)
+    n = n_of(bot, q, "1.91 points")
+    corpus = bot.expand(passages)
+    draft = cited_draft(f"Sakamoto was 25 and finished 1.91 points behind Liu. [{n}]", passages, corpus.sentences_in)
+    [grown] = draft.quotes
+    assert "25-year-old" in grown.text and "1.91" in grown.text  # two sentences of the article
+    window = corpus.window(grown)
+    assert window.endswith(grown.text) and len(window) > len(grown.text)  # the sentence before it, then all of it
+
+
 def test_no_stage_changes_the_state_it_was_handed(bot):
     """Each stage hands on a new state: the caller's input, its history and its timings stay as they were."""
     history = [Turn(role="user", content="who consoled sakamoto"), Turn(role="assistant", content="Alysa Liu [1].")]

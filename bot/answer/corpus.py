@@ -136,6 +136,7 @@ class Corpus:
         ]
 
     def window(self, s: Sentence) -> str:
-        """The sentence and the one before it, which often holds the subject of "she", "he", "it"."""
-        sents = self.sentences[s.path]
-        return " ".join(x.text for x in sents[max(0, s.index - 1) : s.index + 1])
+        """The sentence (or a quote of sentences from it on) after the one before it, which often holds the subject
+        of "she", "he", "it"."""
+        before = self.sentences[s.path][s.index - 1].text + " " if s.index > 0 else ""
+        return before + s.text
