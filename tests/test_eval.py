@@ -145,6 +145,20 @@ def test_summary_metrics_over_a_hand_made_set():
     assert m["latency_p50_ms"] == 25.0
 
 
+def test_an_unsure_reply_is_scored_by_whether_its_quote_holds_the_evidence():
+    unsure = "I'm not sure; the closest the article comes is: “…” [1]"
+    results = [
+        score_item(item("h"), answer(unsure, [SILVER], abstained=True)),  # quotes the evidence
+        score_item(item("m"), answer(unsure, [CAMERA], abstained=True)),  # quotes another sentence
+        score_item(item("d"), answer("The article doesn't say.", abstained=True)),  # a decline quotes nothing
+        score_item(item("u", [], False, "", "unanswerable"), answer(unsure, [SILVER], abstained=True)),
+    ]
+    assert [r.unsure for r in results] == [True, True, False, True]
+    assert [r.unsure_quote_ok for r in results] == [True, False, None, None]  # judged on answerable questions only
+    m = summarize(results)
+    assert m["unsure_share"] == 0.75 and m["unsure_quote_holds_evidence"] == 0.5
+
+
 def test_summary_by_kind_keeps_the_dataset_order():
     by_kind = summarize_by_kind(scored_set())
     assert list(by_kind["kinds"]) == ["factoid", "unanswerable"]
@@ -251,7 +265,9 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "newsdoc8_qa",
         "newsdoc9_qa",
         "newsdoc_qa",
+        "newsyn10_qa",
         "tennis_qa",
+        "yesno10_qa",
         "yesno5_qa",
         "yesno6_qa",
         "yesno7_qa",
@@ -351,6 +367,9 @@ FLOORS = {
     "event9_qa": {"accuracy": 0.3},
     "newsdoc9_qa": {"accuracy": 0.57},
     "yesno9_qa": {"accuracy": 0.06},
+    # round 10 (2026-12-05), yes/no only, its first sight (the span reader alone): two questions' worth under it
+    "newsyn10_qa": {"accuracy": 0.25},
+    "yesno10_qa": {"accuracy": 0.04},
 }
 WRONG_RATE_CEILINGS = {
     "chat2_conversations": 0.13,
@@ -394,6 +413,9 @@ WRONG_RATE_CEILINGS = {
     "event9_qa": 0.07,
     "newsdoc9_qa": 0.08,
     "yesno9_qa": 0.25,
+    # round 10 (2026-12-05): two questions' worth of margin over its first sight
+    "newsyn10_qa": 0.2,
+    "yesno10_qa": 0.21,
 }
 
 

@@ -153,6 +153,8 @@ class ItemResult:
     exact_match: float | None  # answerable items only
     f1: float | None
     citation_ok: bool | None  # answered answerable items only
+    unsure: bool  # abstained, quoting the closest sentence
+    unsure_quote_ok: bool | None  # answerable items with an unsure reply: does its quote hold the evidence?
     grounded_tokens: float | None  # answered items only
     grounded_names: bool | None
     ungrounded: list[str]
@@ -181,6 +183,10 @@ def score_item(item: EvalItem, answer: Answer) -> ItemResult:
         exact_match=(exact_match(text, item.answers) if answered else 0.0) if item.answerable else None,
         f1=(token_f1(text, item.answers) if answered else 0.0) if item.answerable else None,
         citation_ok=citation_supports(item.evidence, quotes) if item.answerable and answered else None,
+        unsure=not answered and bool(quotes),
+        unsure_quote_ok=citation_supports(item.evidence, quotes)
+        if item.answerable and not answered and quotes
+        else None,
         grounded_tokens=grounded_token_share(answer.answer, quotes) if answered else None,
         grounded_names=not missing if answered else None,
         ungrounded=missing,
@@ -222,6 +228,8 @@ def summarize(results: Sequence[ItemResult]) -> dict[str, Any]:
         "abstention_precision": precision,
         "abstention_recall": recall,
         "citation_precision": _mean(r.citation_ok for r in results),
+        "unsure_share": _mean(r.unsure for r in results),
+        "unsure_quote_holds_evidence": _mean(r.unsure_quote_ok for r in results),
         "grounded_tokens": _mean(r.grounded_tokens for r in results),
         "grounded_names": _mean(r.grounded_names for r in results),
         "hit_at_k": _mean(r.evidence_rank is not None for r in scored),

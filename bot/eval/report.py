@@ -16,6 +16,8 @@ SECONDARY = [
     ("abstention precision", "abstention_precision", "{:.2f}"),
     ("abstention recall", "abstention_recall", "{:.2f}"),
     ("citation precision", "citation_precision", "{:.2f}"),
+    ("unsure replies", "unsure_share", "{:.2f}"),
+    ("unsure quote holds the evidence", "unsure_quote_holds_evidence", "{:.2f}"),
     ("grounded tokens", "grounded_tokens", "{:.2f}"),
     ("grounded names", "grounded_names", "{:.2f}"),
     ("hit@k", "hit_at_k", "{:.2f}"),

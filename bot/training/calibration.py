@@ -163,12 +163,21 @@ def classifier():
 def fit_cross_validated(x: np.ndarray, y: np.ndarray, groups: list[str]):
     """The classifier fitted on all rows, and its out-of-fold probabilities (GroupKFold by article or set: a row is
     judged by a model that saw nothing of its document)."""
+    return classifier().fit(x, y), out_of_fold(x, y, groups)
+
+
+def out_of_fold(x: np.ndarray, y: np.ndarray, groups: list[str], seed: int | None = None) -> np.ndarray:
+    """Each row's probability from a classifier fitted on the other folds (GroupKFold, 5 folds by set); `seed`
+    shuffles which sets share a fold (None: sklearn's fixed assignment)."""
     from sklearn.model_selection import GroupKFold
 
+    folds = GroupKFold(
+        n_splits=min(5, len(set(groups))), **({} if seed is None else {"shuffle": True, "random_state": seed})
+    )
     oof = np.zeros(len(y))
-    for train, test in GroupKFold(n_splits=min(5, len(set(groups)))).split(x, y, groups):
+    for train, test in folds.split(x, y, groups):
         oof[test] = classifier().fit(x[train], y[train]).predict_proba(x[test])[:, 1]
-    return classifier().fit(x, y), oof
+    return oof
 
 
 def write_model(out: Path, model, threshold: float, floor: float | None = None, **figures) -> None:

@@ -19,10 +19,16 @@ import numpy as np
 from bot.answer.claims import says_not_in_documents
 from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLM_FEATURES, LLM_MODEL_FILE
 from bot.settings import Settings
-from bot.training.calibration import answered_states, by_group, fit_cross_validated, is_right, utility
+from bot.training.calibration import answered_states, by_group, classifier, is_right, out_of_fold, utility
 from bot.types import Draft
 
 ROWS_FILE = "llm_calibration.jsonl"
+SHUFFLES = 6  # assignments of sets to folds whose mean out-of-fold utility chooses the threshold
+
+
+def mean_by_set(figures: list[dict[str, tuple[float, float]]]) -> dict[str, tuple[float, float]]:
+    """Each set's (accuracy, wrong), averaged over several out-of-fold readings of the same rows."""
+    return {g: tuple(round(float(np.mean([f[g][k] for f in figures])), 3) for k in (0, 1)) for g in figures[0]}
 
 
 def llm_rows(settings: Settings, limit: int | None, datasets: list[Path] | None = None) -> Iterator[dict]:
@@ -68,16 +74,25 @@ def outcomes(rows: list[dict], p: np.ndarray, t: float) -> tuple[np.ndarray, np.
 def fit_llm_decision(rows: list[dict]):
     """The trees (fitted on every grounded answer), the threshold chosen on out-of-fold probabilities, and the
     figures: each set's accuracy and wrong rate with the span reader alone, with every grounded LLM answer, and
-    with the decision."""
+    with the decision. Which sets share a fold moves the best threshold by a tenth or more (the utility is flat near
+    it), so the out-of-fold probabilities are taken over SHUFFLES assignments of sets to folds, and the threshold is
+    the one whose utility is best on their mean; the figures are their means too."""
     from sklearn.metrics import roc_auc_score
 
     answered = [i for i, r in enumerate(rows) if r["features"] is not None]
     x = np.array([rows[i]["features"] for i in answered], dtype=float)
     y = np.array([rows[i]["llm_right"] for i in answered], dtype=int)
-    model, oof_answered = fit_cross_validated(x, y, [rows[i]["group"] for i in answered])
-    oof = np.full(len(rows), -1.0)
-    oof[answered] = oof_answered
-    choices = {round(float(t), 2): by_group(rows, *outcomes(rows, oof, t)) for t in np.linspace(0, 0.99, 100)}
+    groups = [rows[i]["group"] for i in answered]
+    model = classifier().fit(x, y)
+    thresholds = [round(float(t), 2) for t in np.linspace(0, 0.99, 100)]
+    shuffled = []  # per assignment of sets to folds: each threshold's (accuracy, wrong) by set
+    aucs = []
+    for seed in range(SHUFFLES):
+        oof = np.full(len(rows), -1.0)
+        oof[answered] = out_of_fold(x, y, groups, seed)
+        shuffled.append({t: by_group(rows, *outcomes(rows, oof, t)) for t in thresholds})
+        aucs.append(roc_auc_score(y, oof[answered]) if len(set(y)) > 1 else float("nan"))
+    choices = {t: mean_by_set([s[t] for s in shuffled]) for t in thresholds}
     threshold = max(choices, key=lambda t: utility(choices[t]))
 
     def mean(figures: dict) -> list[float]:
@@ -93,11 +108,12 @@ def fit_llm_decision(rows: list[dict]):
         "groups": sorted({r["group"] for r in rows}),
         "llm_grounded_answers": len(answered),
         "llm_grounded_right": round(float(y.mean()), 3),
-        "auc": round(float(roc_auc_score(y, oof_answered)), 3) if len(set(y)) > 1 else None,
+        "auc": round(float(np.mean(aucs)), 3) if len(set(y)) > 1 else None,
+        "fold_assignments": SHUFFLES,
         "wrong_cost": 2.0,
         "utility_by_threshold": {t: round(utility(f), 3) for t, f in choices.items()},
         "mean_accuracy_wrong": {
-            "span_reader_alone": mean(by_group(rows, *outcomes(rows, oof, 2.0))),
+            "span_reader_alone": mean(by_group(rows, *outcomes(rows, oof, 2.0))),  # oof unused at 2 and at -1
             "llm_alone_unchecked": llm_alone,
             "every_grounded_llm_answer": mean(by_group(rows, *outcomes(rows, oof, -1.0))),
             "the_decision": mean(choices[threshold]),
