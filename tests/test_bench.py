@@ -277,3 +277,4 @@ def test_the_llm_over_many_documents_reads_and_scores_the_articles_questions_bes
         assert 0 <= f[f"{label}wrong"] <= 1 and 0 <= f[f"{label}accuracy"] <= 1
         assert f[f"{label}wrong"] + f[f"{label}declined"] <= 1  # a wrong answer is one it gave
     assert f["llm_docs_vs_article"] > 0 and f["llm_ahead_p95_vs_article"] > 0 and f["llm_ahead_read_s"] > 0
+    assert not (tmp_path / "llm_ahead_" / "index").exists()  # read ahead over the same index, built once
