@@ -3,9 +3,9 @@
 Every question of the development sets is answered by the bot with the installed LLM (conversations turn by turn);
 for each, the span reader's reply is kept and so is the LLM's answer where it is grounded (its features as the
 guard computes them). Each is labelled right or wrong as `eventbot eval` scores it. Gradient-boosted trees learn,
-out of fold by set (GroupKFold), the probability that the LLM's grounded answer is right; the threshold is the one
-whose out-of-fold replies serve the sets best (each set weighing the same, a wrong answer costing WRONG_COST right
-ones), where below it the span reader's own reply stands. While reading, the guard never gives the LLM's answer
+out of fold by set (GroupKFold, over SHUFFLES assignments of sets to folds), the probability that the LLM's grounded
+answer is right; the threshold is the one whose out-of-fold replies serve the sets best on their mean (each set
+weighing the same, a wrong answer costing WRONG_COST right ones), where below it the span reader's own reply stands. While reading, the guard never gives the LLM's answer
 (a decision of threshold 2), so a conversation's earlier answers are the span reader's.
 """
 
