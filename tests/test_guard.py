@@ -258,16 +258,10 @@ def test_the_learnt_decision_not_the_span_reader_abstaining_decides(bot, caplog)
 
 
 def test_the_decision_reads_both_readers_signals(bot):
-    seen = []
-
-    class Recording(Constant):
-        def predict_proba(self, x):
-            seen.append(dict(zip(LLM_FEATURES, x[0], strict=True)))
-            return super().predict_proba(x)
-
+    trees = Recording(1.0)
     q = "How old is Sakamoto?"
-    ask(bot, q, f"Sakamoto is 25 years old [{n_of(bot, q, '25-year-old')}].", decision=LLMDecision(Recording(1), 0.5))
-    [features] = seen
+    ask(bot, q, f"Sakamoto is 25 years old [{n_of(bot, q, '25-year-old')}].", decision=LLMDecision(trees, 0.5))
+    [features] = trees.seen
     assert features["reader_answered"] == 1.0 and round(features["reader_probability"], 4) == bot.ask(q).confidence
     assert features["reader_phrase_in_answer"] == 1.0 and features["kind_quantity"] + features["kind_how"] == 1.0
     assert np.isnan(features["llm_mean_logprob"])  # a fake chat model gives no log-probabilities

@@ -5,8 +5,9 @@ for each, the span reader's reply is kept and so is the LLM's answer where it is
 guard computes them). Each is labelled right or wrong as `eventbot eval` scores it. Gradient-boosted trees learn,
 out of fold by set (GroupKFold, over SHUFFLES assignments of sets to folds), the probability that the LLM's grounded
 answer is right; the threshold is the one whose out-of-fold replies serve the sets best on their mean (each set
-weighing the same, a wrong answer costing WRONG_COST right ones), where below it the span reader's own reply stands. While reading, the guard never gives the LLM's answer
-(a decision of threshold 2), so a conversation's earlier answers are the span reader's.
+weighing the same, a wrong answer costing WRONG_COST right ones), where below it the span reader's own reply
+stands. While reading, the guard never gives the LLM's answer (a decision of threshold 2), so a conversation's
+earlier answers are the span reader's.
 """
 
 import json
@@ -95,6 +96,8 @@ def fit_llm_decision(rows: list[dict]):
     choices = {t: mean_by_set([s[t] for s in shuffled]) for t in thresholds}
     threshold = max(choices, key=lambda t: utility(choices[t]))
 
+    unjudged = np.zeros(len(rows))  # at threshold 2 no LLM answer is given, at -1 every grounded one
+
     def mean(figures: dict) -> list[float]:
         return [round(float(np.mean([f[k] for f in figures.values()])), 3) for k in (0, 1)]
 
@@ -113,9 +116,9 @@ def fit_llm_decision(rows: list[dict]):
         "wrong_cost": 2.0,
         "utility_by_threshold": {t: round(utility(f), 3) for t, f in choices.items()},
         "mean_accuracy_wrong": {
-            "span_reader_alone": mean(by_group(rows, *outcomes(rows, oof, 2.0))),  # oof unused at 2 and at -1
+            "span_reader_alone": mean(by_group(rows, *outcomes(rows, unjudged, 2.0))),
             "llm_alone_unchecked": llm_alone,
-            "every_grounded_llm_answer": mean(by_group(rows, *outcomes(rows, oof, -1.0))),
+            "every_grounded_llm_answer": mean(by_group(rows, *outcomes(rows, unjudged, -1.0))),
             "the_decision": mean(choices[threshold]),
         },
         "accuracy_wrong_by_set": choices[threshold],
