@@ -218,6 +218,30 @@ def test_denial_the_cited_passage_does_not_make_falls_back(bot):
     assert_fell_back(ask(bot, q, f"No, Alysa Liu did not win the gold medal [{n}]."), bot.ask(q))
 
 
+@pytest.mark.parametrize(
+    ("question", "needle", "yes", "plain"),
+    [  # a number, an ordinal (and a bare "Yes"), a date
+        (
+            "Was Sakamoto 1.5 points behind Liu?",
+            "1.91",
+            "Yes, Sakamoto finished behind Liu",
+            "Sakamoto finished behind Liu",
+        ),
+        ("Did Glenn finish third?", "fifth", "Yes", "Glenn finished fifth"),
+        ("Was the free skate on Saturday?", "Thursday", "Yeah, the free skate was the last time", "It was Thursday"),
+    ],
+)
+def test_a_yes_to_a_question_whose_number_or_date_the_cited_passage_lacks_falls_back(bot, question, needle, yes, plain):
+    n = n_of(bot, question, needle)
+    assert_fell_back(ask(bot, question, f"{yes} [{n}]."), bot.ask(question))
+    assert ask(bot, question, f"{plain} [{n}].").guard == "passed"  # without the "Yes" it affirms nothing asked
+
+
+def test_a_yes_that_the_cited_passage_backs_passes(bot):
+    q = "Was Sakamoto 1.91 points behind Liu?"
+    assert ask(bot, q, f"Yes, Sakamoto finished 1.91 points behind Liu [{n_of(bot, q, '1.91')}].").guard == "passed"
+
+
 def test_sentence_whose_words_the_cited_passage_mostly_lacks_falls_back(bot):
     q = "How old is Sakamoto?"
     n = n_of(bot, q, "25-year-old")

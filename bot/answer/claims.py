@@ -1,6 +1,6 @@
 """An answer's claims as the grounding guard reads them, with spaCy: the answer's sentences with the passages each
-cites, their facts (numbers, dates, proper names, quoted phrases), whether one denies something or speaks of the
-documents rather than of the event (token patterns of bot/lang/en/guard.toml, found by spaCy's Matcher); and a
+cites, their facts (numbers, dates, proper names, quoted phrases), whether one denies or affirms something or speaks
+of the documents rather than of the event (token patterns of bot/lang/en/guard.toml, found by spaCy's Matcher); and a
 text as the backing to check facts against, word for word, numbers by value."""
 
 import unicodedata
@@ -33,6 +33,7 @@ class Claim:
     opening: str = ""  # an opening allowed to name the documents ("According to the article, ")
     about_the_documents: bool = False  # it speaks of the documents rather than of the event
     denial: str = ""  # the word that denies something, if any
+    affirms: bool = False  # it opens with "Yes": it affirms what a yes/no question says
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,8 @@ def _claim(sentence: Tokens, cites: list[int], found: list[tuple[str, int, int]]
     about = any(name == "about_the_documents" and start >= opening_end for name, start, _ in inside)
     opening = sentence.doc[sentence.start : opening_end].text_with_ws if opening_end else ""
     denial = next((t.text for t in sentence if t.norm_.lower() in NEGATIONS), "")
-    return Claim(sentence.text.strip(), cites, _facts(sentence), opening, about, denial)
+    affirms = any(name == "affirmation" and start == sentence.start for name, start, _ in inside)
+    return Claim(sentence.text.strip(), cites, _facts(sentence), opening, about, denial, affirms)
 
 
 def facts(sentence: str) -> list[tuple[str, str]]:

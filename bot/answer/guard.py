@@ -9,7 +9,8 @@ Used after every generative backend. The answer passes when:
   (a sentence without a marker is held to all passages the answer cites). The sentences, names (proper nouns) and
   quotation marks are spaCy's, and so is the reading of a number's words;
 - a sentence that denies something ("not", "never", "n't", a leading "No,") cites a passage that denies something
-  too, and the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"):
+  too; an answer that opens with "Yes" affirms the question, so the question's numbers and dates must be in the
+  passages it cites ("was she 1.5 points behind?" "Yes, she was 1.91 points behind [5]." does not pass), and the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"):
   phrases found by spaCy's Matcher, with the token patterns of bot/lang/en/guard.toml;
 - most of each sentence's other words (MIN_GROUNDED_TERMS, compared as lemmas) are in the passages it cites:
   "the final was delayed by a storm" does not pass on a passage that never says so;
@@ -33,6 +34,7 @@ from bot.answer.claims import (
     Claim,
     backing_of,
     clean,
+    facts,
     number_value,
     numbers_in,
     occurs,
@@ -104,7 +106,7 @@ class Guard:
                 return Verdict(extractive, generation.backend, "passed"), None
             return fallback("the LLM found no answer where the extractive answerer found one")
         as_written, text = text, recited(text, [p.text for p in passages])
-        problem = unsupported(text, [p.text for p in passages])
+        problem = unsupported(text, [p.text for p in passages], state["standalone_question"])
         if problem:
             return fallback(problem)
         llm_draft = cited_draft(text, passages, state["llm_corpus"].sentences_in)
@@ -148,13 +150,25 @@ class Guard:
         return best.margin, said
 
 
-def unsupported(text: str, passages: list[str]) -> str | None:
+def unsupported(text: str, passages: list[str], question: str = "") -> str | None:
     """Why the answer is not backed by the passages it cites, or None when it is."""
     claims = split_claims(text)
     cited = sorted({n for c in claims for n in c.cites})
     if not cited:
         return "the answer cites no passage"
-    return next((p for claim in claims if (p := claim_problem(claim, passages, claim.cites or cited))), None)
+    problem = next((p for claim in claims if (p := claim_problem(claim, passages, claim.cites or cited))), None)
+    return problem or (affirmed_problem(question, passages, claims[0].cites or cited) if claims[0].affirms else None)
+
+
+def affirmed_problem(question: str, passages: list[str], sources: list[int]) -> str | None:
+    """Why a "Yes" to `question` is not backed by the passages `sources`: a yes affirms what the question says, so
+    each of its numbers and dates must be there ("Was Sakamoto 1.5 points behind?" "Yes, … 1.91 points …")."""
+    backing = backing_of(" ".join(passages[n - 1] for n in sources))
+    for kind, fact in facts(question):
+        if kind in ("number", "date") and not occurs(kind, fact, backing):
+            where = ", ".join(f"[{n}]" for n in sources)
+            return f"the answer says yes, but the question's {kind} {fact!r} is not in the cited passages {where}"
+    return None
 
 
 def claim_problem(claim: Claim, passages: list[str], sources: list[int]) -> str | None:
