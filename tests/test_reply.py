@@ -68,6 +68,24 @@ def test_yes_no_replies():
     assert yes_no_reply(False, s).startswith("No — Sakamoto")
 
 
+def test_a_yes_is_unsure_where_its_sentence_denies_what_is_asked():
+    from bot.answer.corpus import Corpus
+    from bot.answer.reply import reply_to
+    from bot.types import Decision, Question
+
+    sure_yes = Decision(True, 0.9, 0.6, yes=True)
+    asked = Question("Was Sakamoto nervous?", "yes-no", frozenset({"sakamoto", "nervous"}), ("Sakamoto",))
+    corpus = Corpus([], None)
+    denied = reply_to(asked, reading_of("“I wasn’t that nervous,” Sakamoto said.", "nervous"), sure_yes, corpus)
+    assert denied.abstained and denied.text.startswith("I'm not sure") and "wasn’t that nervous" in denied.text
+    # a denial of something else in the sentence, or of the name alone, leaves the "Yes"
+    kept = reply_to(asked, reading_of("Sakamoto was nervous but did not fall.", "nervous"), sure_yes, corpus)
+    assert not kept.abstained and kept.text.startswith("Yes")
+    sure_no = Decision(True, 0.9, 0.6, yes=False)
+    no = reply_to(asked, reading_of("“I wasn’t that nervous,” Sakamoto said.", "nervous"), sure_no, corpus)
+    assert not no.abstained and no.text.startswith("No")
+
+
 def reading_of(text: str, span: str):
     from bot.types import Evidence, Reading
 

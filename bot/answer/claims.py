@@ -12,7 +12,7 @@ from spacy.tokens import Doc
 from spacy.tokens import Span as Tokens
 
 from bot.answer.cite import markers_in
-from bot.answer.terms import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, WEEKDAYS
+from bot.answer.terms import MONTHS, NUMBER_WORDS, ORDINAL_NUMBERS, WEEKDAYS, term
 from bot.lang import vocabulary
 from index.text.pipeline import nlp, parse
 
@@ -20,6 +20,7 @@ VOCABULARY = vocabulary()  # the guard's words and token patterns: bot/lang/en/g
 NEGATIONS = VOCABULARY.negations  # compared with spaCy's norm of a token, which reads "n't" as "not"
 NUMBER_WORD_VALUES = {w: v for w, v in NUMBER_WORDS.items() if w != "one"}  # "one of the…" is rarely a count
 CLOSING = tuple(".!?…\"”’')]")  # what a finished answer ends with
+SUBJECTS = {"nsubj", "nsubjpass", "csubj", "expl"}  # spaCy's dependency labels of a subject
 FOLD = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "„": '"', "‐": "-", "–": "-"})
 
 
@@ -191,3 +192,18 @@ def number_value(word: str) -> str:
     if point and whole.isdigit() and fraction.isdigit():
         number = (whole + "." + fraction.rstrip("0")).rstrip(".")
     return number
+
+
+def denied_terms(sentence: Tokens) -> set[str]:
+    """The terms a sentence denies: the words a negation governs ("wasn't that nervous" → nervous), its subject, names
+    and numbers aside."""
+    denied = set()
+    for t in sentence:
+        if t.norm_.lower() in NEGATIONS and t.dep_ != "det":  # "n’t" may parse as punctuation; "no one" is no verb's
+            subject = {w.i for c in t.head.children if c.dep_ in SUBJECTS for w in c.subtree}
+            denied |= {
+                term(w.text)
+                for w in t.head.subtree
+                if w.i not in subject and w.is_alpha and not w.is_stop and w.pos_ not in ("PROPN", "PRON")
+            }
+    return denied
