@@ -78,7 +78,7 @@ def test_a_yes_is_unsure_where_its_sentence_denies_what_is_asked():
     corpus = Corpus([], None)
     denied = reply_to(asked, reading_of("“I wasn’t that nervous,” Sakamoto said.", "nervous"), sure_yes, corpus)
     assert denied.abstained and denied.text.startswith("I'm not sure") and "wasn’t that nervous" in denied.text
-    # a denial of something else in the sentence, or of the name alone, leaves the "Yes"
+    # a denial of something else in the sentence leaves the "Yes"; a "No" on a denying sentence stays
     kept = reply_to(asked, reading_of("Sakamoto was nervous but did not fall.", "nervous"), sure_yes, corpus)
     assert not kept.abstained and kept.text.startswith("Yes")
     sure_no = Decision(True, 0.9, 0.6, yes=False)

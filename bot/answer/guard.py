@@ -12,8 +12,8 @@ Used after every generative backend. The answer passes when:
   too;
 - an answer that opens with "Yes" affirms the question, so the question's numbers and dates are in the passages it
   cites ("was she 1.5 points behind?" "Yes, she was 1.91 points behind [5]." does not pass);
-- the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"). Denials,
-  "Yes" and talk of the documents are found by spaCy's Matcher, with the token patterns of bot/lang/en/guard.toml;
+- the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"). A "Yes"
+  and talk of the documents are found by spaCy's Matcher, with the token patterns of bot/lang/en/guard.toml;
 - most of each sentence's other words (MIN_GROUNDED_TERMS, compared as lemmas) are in the passages it cites:
   "the final was delayed by a storm" does not pass on a passage that never says so;
 - the learnt decision (bot.answer.llm_decide) gives it: its probability of being right, from the LLM's
