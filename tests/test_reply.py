@@ -86,6 +86,29 @@ def test_a_yes_is_unsure_where_its_sentence_denies_what_is_asked():
     assert not no.abstained and no.text.startswith("No")
 
 
+def test_a_yes_is_unsure_where_its_sentence_lacks_a_number_of_the_question():
+    from bot.answer.corpus import Corpus
+    from bot.answer.reply import reply_to
+    from bot.types import Decision, Question
+
+    sure_yes = Decision(True, 0.9, 0.6, yes=True)
+    corpus = Corpus([], None)
+    sentence = "The oak boat is 7.8 metres long and about 3,400 years old."
+    wrong = Question("is the boat 9 metres long", "yes-no", frozenset({"boat", "9", "metres", "long"}), ())
+    unsure = reply_to(wrong, reading_of(sentence, "7.8 metres"), sure_yes, corpus)
+    assert unsure.abstained and unsure.text.startswith("I'm not sure") and "7.8 metres" in unsure.text
+    # the same "Yes" where the sentence holds the question's number stands
+    right = Question("is the boat 7.8 metres long", "yes-no", frozenset({"boat", "7.8", "metres", "long"}), ())
+    kept = reply_to(right, reading_of(sentence, "7.8 metres"), sure_yes, corpus)
+    assert not kept.abstained and kept.text.startswith("Yes")
+    # a month the question names is there in a date's abbreviation
+    flood = Question(
+        "did the flood hit in november 2023", "yes-no", frozenset({"flood", "hit", "november", "2023"}), ()
+    )
+    dated = reply_to(flood, reading_of("Floodwater came in on Nov. 19, 2023.", "Nov. 19"), sure_yes, corpus)
+    assert not dated.abstained and dated.text.startswith("Yes")
+
+
 def reading_of(text: str, span: str):
     from bot.types import Evidence, Reading
 

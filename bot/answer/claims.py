@@ -17,6 +17,7 @@ from bot.lang import vocabulary
 from index.text.pipeline import nlp, parse
 
 VOCABULARY = vocabulary()  # the guard's words and token patterns: bot/lang/en/guard.toml
+MONTH_ABBREVIATIONS = VOCABULARY.month_abbreviations
 NEGATIONS = VOCABULARY.negations  # compared with spaCy's norm of a token, which reads "n't" as "not"
 NUMBER_WORD_VALUES = {w: v for w, v in NUMBER_WORDS.items() if w != "one"}  # "one of the…" is rarely a count
 CLOSING = tuple(".!?…\"”’')]")  # what a finished answer ends with
@@ -163,10 +164,18 @@ def occurs(kind: str, fact: str, backing: Backing) -> bool:
     """Whether a fact of the answer occurs in the backing text, word for word (a number: by value)."""
     if kind == "number":
         return number_value(fact) in backing.numbers
+    if kind == "date" and fact.lower() in MONTH_ABBREVIATIONS:  # "November" is there as "Nov. 19"
+        return any(f" {m} " in backing.words for m in (fact.lower(), *MONTH_ABBREVIATIONS[fact.lower()]))
     phrase = backing_of(fact)
     if kind == "quoted phrase":
         return phrase.plain in backing.plain
     return phrase.words in backing.words
+
+
+def unaffirmed_fact(question: str, backing: Backing) -> tuple[str, str] | None:
+    """The first number or date of `question` that `backing` lacks, as (kind, fact): a "Yes" affirms what the question
+    says, so each of them must be in what the yes rests on ("Was Sakamoto 1.5 points behind?" on "… 1.91 points …")."""
+    return next(((k, f) for k, f in facts(question) if k in ("number", "date") and not occurs(k, f, backing)), None)
 
 
 def numbers_in(text: str) -> set[str]:

@@ -36,12 +36,12 @@ from bot.answer.claims import (
     Claim,
     backing_of,
     clean,
-    facts,
     number_value,
     numbers_in,
     occurs,
     says_not_in_documents,
     split_claims,
+    unaffirmed_fact,
 )
 from bot.answer.llm_decide import LLMDecision, llm_features
 from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
@@ -165,12 +165,11 @@ def unsupported(text: str, passages: list[str], question: str = "") -> str | Non
 def affirmed_problem(question: str, passages: list[str], sources: list[int]) -> str | None:
     """Why a "Yes" to `question` is not backed by the passages `sources`: a yes affirms what the question says, so
     each of its numbers and dates must be there ("Was Sakamoto 1.5 points behind?" "Yes, … 1.91 points …")."""
-    backing = backing_of(" ".join(passages[n - 1] for n in sources))
-    for kind, fact in facts(question):
-        if kind in ("number", "date") and not occurs(kind, fact, backing):
-            where = ", ".join(f"[{n}]" for n in sources)
-            return f"the answer says yes, but the question's {kind} {fact!r} is not in the cited passages {where}"
-    return None
+    missing = unaffirmed_fact(question, backing_of(" ".join(passages[n - 1] for n in sources)))
+    if missing is None:
+        return None
+    where = ", ".join(f"[{n}]" for n in sources)
+    return f"the answer says yes, but the question's {missing[0]} {missing[1]!r} is not in the cited passages {where}"
 
 
 def claim_problem(claim: Claim, passages: list[str], sources: list[int]) -> str | None:

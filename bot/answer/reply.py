@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import partial
 
-from bot.answer.claims import denied_terms
+from bot.answer.claims import backing_of, denied_terms, unaffirmed_fact
 from bot.answer.corpus import Corpus
 from bot.answer.terms import term
 from bot.lang import vocabulary
@@ -153,19 +153,24 @@ def reply_to(question: Question, reading: Reading | None, decision: Decision | N
         log.info("abstain: %r in %r has p=%.2f < %.2f", reading.span, reading.sentence.text, decision.confidence,
                  decision.threshold)  # fmt: skip
         return decline(corpus.documents, f"p={decision.confidence:.2f}", decision.confidence, reading.evidence)
-    if question.kind == "yes-no" and decision.yes and (denied := yes_denied(question, reading.sentence)):
-        log.info("unsure: a yes to %r, but %r denies %s", question.text, reading.sentence.text, sorted(denied))
+    if question.kind == "yes-no" and decision.yes and (why := unfounded_yes(question, reading.sentence)):
+        log.info("unsure: a yes to %r, but %r %s", question.text, reading.sentence.text, why)
         return unsure(corpus.documents, reading, decision)
     log.info("answer %r (p=%.2f, yes %.2f) from %r", reading.span, decision.confidence, reading.yes,
              reading.sentence.text)  # fmt: skip
     return compose(question, reading, corpus, decision)
 
 
-def yes_denied(question: Question, sentence: Sentence) -> set[str]:
-    """The question's words (its names aside) that the sentence a "Yes" would quote denies ("was she nervous?" on
-    "I wasn't that nervous."): such a yes is not grounded, so the reply is unsure and quotes the sentence."""
+def unfounded_yes(question: Question, sentence: Sentence) -> str | None:
+    """Why a "Yes" to `question` is not grounded in the sentence it would quote, or None: the sentence denies one of
+    the question's words, its names aside ("was she nervous?" on "I wasn't that nervous."), or lacks one of its numbers
+    or dates ("is the boat 9 metres long?" on "… 7.8 metres long …"). Such a reply is unsure and quotes the sentence."""
     names = {term(w) for name in question.names for w in name.split()}
-    return denied_terms(parse(sentence.text)[:]) & (question.terms - names)
+    if denied := denied_terms(parse(sentence.text)[:]) & (question.terms - names):
+        return f"denies {sorted(denied)}"
+    if missing := unaffirmed_fact(question.text, backing_of(sentence.text)):
+        return f"lacks the question's {missing[0]} {missing[1]!r}"
+    return None
 
 
 def compose(question: Question, reading: Reading, corpus: Corpus, decision: Decision) -> Draft:

@@ -64,6 +64,7 @@ class Vocabulary:
     ordinals: frozenset[str]
     weekdays: frozenset[str]
     months: frozenset[str]
+    month_abbreviations: Mapping[str, frozenset[str]]  # "november" → {"nov."}, as dates write them
     # contractions (en/contractions.toml): the words before "'s" (is), "'d" (did), "'re" (are), in order
     contracted_is: tuple[str, ...]
     contracted_did: tuple[str, ...]
@@ -159,6 +160,14 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         ordinals=frozenset(ordinal_numbers) | frozenset(_words(numbers, "ordinals")),
         weekdays=frozenset(d.lower() for d in calendar.day_name),
         months=frozenset(m.lower() for m in calendar.month_name if m),
+        month_abbreviations=MappingProxyType(
+            {
+                calendar.month_name[i].lower(): frozenset(
+                    {f"{calendar.month_abbr[i].lower()}."} | ({"sept."} if i == 9 else set())
+                )
+                for i in range(1, 13)
+            }
+        ),
         contracted_is=_words(contractions, "is", phrases=True),
         contracted_did=_words(contractions, "did", phrases=True),
         contracted_are=_words(contractions, "are", phrases=True),
