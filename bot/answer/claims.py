@@ -161,7 +161,8 @@ def backing_of(text: str) -> Backing:
 
 
 def occurs(kind: str, fact: str, backing: Backing) -> bool:
-    """Whether a fact of the answer occurs in the backing text, word for word (a number: by value)."""
+    """Whether a fact of the answer occurs in the backing text, word for word (a number: by value; a month: also as
+    dates abbreviate it)."""
     if kind == "number":
         return number_value(fact) in backing.numbers
     if kind == "date" and fact.lower() in MONTH_ABBREVIATIONS:  # "November" is there as "Nov. 19"
