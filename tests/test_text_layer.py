@@ -382,6 +382,51 @@ def test_condense_keeps_the_subject_over_a_chain_of_follow_ups():
     assert condense_question("how old is she", history, people).startswith("How old is Glenn")
 
 
+UNSURE = "I'm not sure; the closest the article comes is: “Glenn stood up to block the camera.” [1]"
+
+
+def test_condense_after_an_unsure_reply_reads_the_question_it_answered_first():
+    """The sentence an unsure reply quotes is only the closest the documents came: its names are not the subject."""
+    history = [user("How did Sakamoto feel after the free skate?"), bot(UNSURE)]
+    assert condense_question("how old is she", history, people).startswith("How old is Sakamoto")
+    # with no one in the question, the quote's name is still better than nothing
+    assert condense_question("how old is she", [user("Who blocked it?"), bot(UNSURE)], people).startswith(
+        "How old is Glenn"
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("how far behind her was Sakamoto", "How far behind Alysa Liu was Sakamoto"),  # before the name: someone else
+        ("what did Sakamoto say to her", "What did Sakamoto say to Alysa Liu"),  # an object after it: someone else
+        ("did Sakamoto say she was nervous", "Did Sakamoto say she was nervous"),  # a subject after it: the same one
+    ],
+)
+def test_condense_pronoun_beside_a_name_the_question_gives(question, expected):
+    history = [user("Who won gold?"), bot("Alysa Liu [1].")]
+    assert condense_question(question, history, people).rstrip("?") == expected
+
+
+def test_condense_never_puts_the_person_the_question_names_for_its_pronoun():
+    history = [user("Who got silver?"), bot("Kaori Sakamoto [1].")]
+    assert condense_question("how much did she lose to Sakamoto by", history, people) == (
+        "How much did she lose to Sakamoto by"
+    )
+
+
+def test_condense_keeps_an_act_and_never_makes_the_question_word_a_topic():
+    history = [user("What did Glenn do when she saw the cameraman?"), bot("Blocked the camera [1].")]
+    assert condense_question("why did she do that", history, people) == "Why did Glenn do that"
+    history = [user("What medal did Sakamoto win last time?"), bot("Bronze [1].")]
+    assert "What medal" not in condense_question("which year was that", history, people)
+
+
+def test_condense_fragment_person_fills_the_pronoun_left_open():
+    history = [user("What did she do for Sakamoto?"), bot(UNSURE)]
+    assert condense_question("and Glenn?", history, people) == "What did Glenn do for Sakamoto?"
+
+
 def test_condense_question_naming_its_person_is_left_alone():
     history = [user("Where did Sakamoto finish?"), bot("Second [1].")]
     assert condense_question("Where did Liu finish?", history, people) == "Where did Liu finish?"

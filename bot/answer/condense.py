@@ -85,7 +85,8 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     if not any(t.role == "user" for t in history):
         return question
     previous, answer = _previous(history, people)
-    person = _last_person(history, people)
+    mentions = _mentions(history, previous)
+    person = _last_person(mentions, people)
     doc = parse(question)
     names_in_question = people(question)
 
@@ -96,12 +97,10 @@ def condense_question(question: str, history: list[Turn], people) -> str:
     if lead and not _opens_question(rest):
         # a fragment: "And Moretti?", "and the final?", "what about friday?" → the previous question, changed
         fragment = rest.strip(" ?.!")
-        if person and not people(fragment):  # "what about his coach?" → "Moretti's coach"
-            fragment = _replace_pronoun(parse(fragment), person)
+        if not people(fragment):  # "what about his coach?" → "Moretti's coach"
+            fragment = _replace_pronoun(parse(fragment), mentions, people)
         return _swap_into(previous, fragment, people) or _capitalize(f"What about {fragment}?")
-    resolved = rest
-    if person and person not in names_in_question:
-        resolved = _replace_pronoun(parse(resolved), person)
+    resolved = _replace_pronoun(parse(rest), mentions, people)
     resolved = _replace_thing(parse(resolved), previous, people)
     if lead and not names_in_question and resolved == rest:
         names = people(previous)
@@ -148,20 +147,46 @@ def _previous(history: list[Turn], people) -> tuple[str, tuple[str, bool]]:
     return standalone, answer
 
 
-def _last_person(history: list[Turn], people) -> str | None:
-    """The person most recently named: the last answer first, then the question before it, and so on."""
-    for turn in reversed(history):
-        names = people(turn.content)
+def _mentions(history: list[Turn], previous: str) -> list[str]:
+    """What a pronoun looks back over, most recent first: the last answer, the last question made standalone
+    (`previous`), then the turns before. A reply that declined or was unsure comes after the question it answered:
+    the sentence it quotes is only the closest the documents came, and may be about someone else."""
+    last = max(i for i, t in enumerate(history) if t.role == "user")
+    replies = [said(t) for t in history[last + 1 :] if t.role == "assistant"]
+    answered = [text for text, declined in replies if not declined]
+    unsure = [text for text, declined in replies if declined]
+    return [*answered, previous, *unsure, *(t.content for t in reversed(history[:last]))]
+
+
+def _last_person(mentions: list[str], people, besides: list[str] = ()) -> str | None:
+    """The person most recently named in `mentions` (most recent first), other than `besides`."""
+    for text in mentions:
+        names = [n for n in people(text) if not any(_same_person(n, b) for b in besides)]
         if names:
             return names[0]
     return None
 
 
-def _replace_pronoun(doc, person: str) -> str:
-    """The first third-person pronoun becomes the person ("her first race" → "Figueroa's first race"); later ones may
-    mean someone else ("what did she give him?"). spaCy tells possessive "her" (PRP$) from object."""
+def _same_person(name: str, other: str) -> bool:
+    """ "Kaori Sakamoto" and "Sakamoto" name the same person: the same last word (the surname)."""
+    return name.lower().split()[-1:] == other.lower().split()[-1:]
+
+
+def _replace_pronoun(doc: Doc, mentions: list[str], people) -> str:
+    """The first third-person pronoun becomes the person it stands for ("her first race" → "Figueroa's first
+    race"); later ones may mean someone else ("what did she give him?"). After a name the question gives, a subject
+    or possessive pronoun is that person ("did Sakamoto say she was nervous"); an object pronoun there ("what did
+    Liu say to her"), or any before it ("how far behind her was Sakamoto"), is someone else: the person last named
+    but not one the question names. spaCy tells possessive "her" (PRP$) from object."""
     for t in doc:
         if t.lower_ in PERSON_PRONOUNS:
+            named = people(doc.text)
+            is_object = t.tag_ == "PRP" and t.dep_ in {"dobj", "pobj", "dative", "conj"}
+            if not is_object and any(0 <= doc.text.find(n) < t.idx for n in named):
+                return doc.text
+            person = _last_person(mentions, people, besides=named)
+            if person is None:
+                return doc.text
             name = f"{person}'s" if t.tag_ == "PRP$" else person
             return doc[: t.i].text_with_ws + name + t.whitespace_ + doc[t.i + 1 :].text_with_ws
     return doc.text
@@ -172,7 +197,8 @@ def _replace_thing(doc, previous: str, people) -> str:
     "that race") becomes the thing the previous question was about."""
     thing = _topic(previous, people)
     for t in doc:
-        if t.lower_ in THING_PRONOUNS and t.dep_ != "det" and t.pos_ == "PRON" and thing:
+        does_it = t.head.lemma_ == "do" and t.dep_ == "dobj"  # "why did she do that": an act, not a thing
+        if t.lower_ in THING_PRONOUNS and t.dep_ != "det" and t.pos_ == "PRON" and thing and not does_it:
             return doc[: t.i].text_with_ws + thing + t.whitespace_ + doc[t.i + 1 :].text_with_ws
     return doc.text
 
@@ -184,7 +210,7 @@ def _topic(question: str, people) -> str:
     chunks = [
         c
         for c in parse(question).noun_chunks
-        if c.root.pos_ in {"NOUN", "PROPN"} and c.root.lower_ not in WH_WORDS and not people(c.text)
+        if c.root.pos_ in {"NOUN", "PROPN"} and not any(t.lower_ in WH_WORDS for t in c) and not people(c.text)
     ] or [
         c[i + 1 :]
         for c in parse(question).noun_chunks
@@ -200,6 +226,11 @@ def _swap_into(question: str, fragment: str, people) -> str | None:
     topic ("and the final?")."""
     new_people, old_people = people(fragment), people(question)
     if new_people and fragment.strip() == new_people[0]:
+        # "what did she do for Sakamoto?" "and Glenn?": the fragment stands for the person the pronoun left open
+        first_name = min((question.find(n) for n in old_people), default=len(question))
+        pronoun = next((t for t in parse(question) if t.lower_ in PERSON_PRONOUNS and t.tag_ == "PRP"), None)
+        if pronoun is not None and pronoun.idx < first_name:
+            return question[: pronoun.idx] + new_people[0] + question[pronoun.idx + len(pronoun) :]
         return question.replace(old_people[0], new_people[0], 1) if old_people else None
     fragment_words = fragment.split()
     closed = [w for w in fragment_words if w.lower() in CLOSED_CLASS]
