@@ -76,9 +76,27 @@ def prompt(request: dict) -> list[BaseMessage]:
 
 
 def format_passages(passages: list[Passage]) -> str:
-    """The passages numbered from 1 and fenced as data; tags inside a passage cannot close the fence."""
+    """The passages numbered from 1 and fenced as data, headings marked; tags inside a passage cannot close the
+    fence."""
     return "\n".join(
-        f'<document n="{n}" source="{p.source}">\n{_defang(p.text)}\n</document>' for n, p in enumerate(passages, 1)
+        f'<document n="{n}" source="{p.source}">\n{_defang(mark_headings(p.text))}\n</document>'
+        for n, p in enumerate(passages, 1)
+    )
+
+
+# What a sentence ends with: a paragraph of one line that ends otherwise is a heading.
+SENTENCE_END = tuple(".!?…:;”’\"')]")
+
+
+def mark_headings(text: str) -> str:
+    """A paragraph of one line that does not end a sentence ("Glenn comes to Sakamoto’s defense as he criticizes
+    ‘meddling’ media") is a heading, marked "## ": unmarked, the small LLM answered dozens of questions with the one
+    heading in its view, whatever they asked. Marking it (measured in docs/llm-model.md) leaves it readable as a
+    title. The guard still checks answers against the passages as written."""
+    paragraphs = re.split(r"(\n\s*\n)", text)
+    return "".join(
+        f"## {p}" if i % 2 == 0 and p.strip() and "\n" not in p.strip() and not p.rstrip().endswith(SENTENCE_END) else p
+        for i, p in enumerate(paragraphs)
     )
 
 
