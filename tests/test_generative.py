@@ -356,3 +356,42 @@ def test_the_bake_off_scores_as_eval_does(tmp_path):
     for accuracy, wrong, declined in (row[way] for way in ("LLM alone, unchecked", "LLM + guard")):
         assert 0 <= accuracy <= 1 and 0 <= wrong <= 1 - accuracy and 0 <= declined <= 1
     assert 0 < row["p50_ms"] <= row["p95_ms"]
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        ("She was 1.91 points behind. [5]", True),
+        ("Shortly after 5:40 a.m. on 11 March. [2]", True),  # cut to "5:40 a." before abbreviations were allowed
+        ("At 5:40 a.m. [2]", True),
+        ("The U.S. team won. [1] Liu took gold. [3]", True),
+        ("Not in the documents.", True),
+        ("She won. Then she left. [1]", False),  # a sentence without its citation
+        ("She won [1]", False),  # a citation without a sentence's end
+    ],
+)
+def test_the_decoding_grammar_allows_cited_sentences_only(text, allowed):
+    """The real llama.cpp grammar (CITED_ANSWER_GRAMMAR) with the tiny model pushed towards `text` token by token:
+    it is written out whole only where the grammar allows it."""
+    import llama_cpp
+    import numpy as np
+
+    from bot.answer.generative import CITED_ANSWER_GRAMMAR
+    from bot.answer.llamacpp import load_llama
+
+    llama = load_llama(str(GGUF))
+    target = llama.tokenize(text.encode(), add_bos=False, special=False)
+    prompt = llama.tokenize(b"Answer:", add_bos=True, special=False)
+
+    def push(input_ids, scores):
+        step = len(input_ids) - len(prompt)
+        if step < len(target):
+            scores = np.full_like(scores, -1e4)
+            scores[target[step]] = 1e4
+        return scores
+
+    grammar = llama_cpp.LlamaGrammar.from_string(CITED_ANSWER_GRAMMAR, verbose=False)
+    out = llama.create_completion(
+        prompt, max_tokens=len(target), temperature=0.0, grammar=grammar, logits_processor=[push]
+    )
+    assert (out["choices"][0]["text"] == text) is allowed, out["choices"][0]["text"]
