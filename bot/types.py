@@ -181,14 +181,15 @@ class Answer(BaseModel):
 class Generation:
     """What the LLM wrote for one question, or why it wrote nothing. `token_logprobs`: the model's log-probability
     of each token it wrote (before the grammar's constraint), and `p_not_in_documents` its probability of opening
-    with the abstention: signals for the decision to answer (bot.answer.llm_decide); None where the backend does
-    not give them."""
+    with the abstention, `yes_share` its P(Yes) / (P(Yes) + P(No)) there: signals for the decision to answer
+    (bot.answer.llm_decide); None where the backend does not give them."""
 
     backend: str
     text: str | None
     error: str | None = None
     token_logprobs: list[float] | None = None
     p_not_in_documents: float | None = None
+    yes_share: float | None = None
 
 
 @dataclass

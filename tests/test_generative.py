@@ -107,6 +107,7 @@ def test_llamacpp_records_what_the_model_thought_of_each_token_it_wrote(llamacpp
     assert abs(len(generation.token_logprobs) - len(tokens)) <= 2  # one per token written (the last may be merged)
     assert all(lp <= 0 for lp in generation.token_logprobs) and sum(generation.token_logprobs) < 0
     assert 0 < generation.p_not_in_documents < 1
+    assert 0 < generation.yes_share < 1  # P(Yes) / (P(Yes) + P(No)) on the first token
 
 
 def test_llamacpp_loads_what_it_read_of_documents_instead_of_reading_them_again(tmp_path, caplog):

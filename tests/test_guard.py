@@ -224,6 +224,16 @@ def test_denial_the_cited_passage_does_not_make_falls_back(bot):
     q = "Who consoled Sakamoto?"
     n = n_of(bot, q, "Alysa Liu")
     assert_fell_back(ask(bot, q, f"No, Alysa Liu did not win the gold medal [{n}]."), bot.ask(q))
+    assert_fell_back(ask(bot, q, f"No one consoled Sakamoto [{n}]."), bot.ask(q))
+
+
+def test_the_no_that_answers_a_yes_no_question_is_not_a_denial_the_passage_must_make():
+    from bot.answer.claims import split_claims
+
+    assert split_claims("No, Sakamoto won the silver medal instead. [1]")[0].denial == ""
+    assert split_claims("No — she won silver. [1]")[0].denial == ""
+    assert split_claims("No, she did not win gold. [1]")[0].denial == "not"
+    assert split_claims("No one was taken to hospital. [2]")[0].denial == "No"
 
 
 @pytest.mark.parametrize(

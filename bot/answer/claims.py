@@ -99,6 +99,12 @@ def says_not_in_documents(text: str) -> bool:
     return any(name == "not_in_documents" for name, _, _ in _matches(parse(text)))
 
 
+def answers_no(sentence: Tokens) -> bool:
+    """Whether the sentence opens with the "No" of a reply to a yes/no question ("No, she won silver"): the LLM's
+    calibrated choice (bot.answer.llamacpp), not a denial its cited passage must make too ("No one was hurt" is)."""
+    return len(sentence) > 1 and sentence[0].norm_.lower() == "no" and sentence[1].is_punct
+
+
 def _claim(sentence: Tokens, cites: list[int], found: list[tuple[str, int, int]]) -> Claim:
     inside = [(name, start, end) for name, start, end in found if sentence.start <= start and end <= sentence.end]
     opening_end = max(
@@ -106,7 +112,8 @@ def _claim(sentence: Tokens, cites: list[int], found: list[tuple[str, int, int]]
     )
     about = any(name == "about_the_documents" and start >= opening_end for name, start, _ in inside)
     opening = sentence.doc[sentence.start : opening_end].text_with_ws if opening_end else ""
-    denial = next((t.text for t in sentence if t.norm_.lower() in NEGATIONS), "")
+    skip = sentence.start + 1 if answers_no(sentence) else sentence.start
+    denial = next((t.text for t in sentence if t.norm_.lower() in NEGATIONS and t.i >= skip), "")
     affirms = any(name == "affirmation" and start == sentence.start for name, start, _ in inside)
     return Claim(sentence.text.strip(), cites, _facts(sentence), opening, about, denial, affirms)
 

@@ -133,7 +133,14 @@ class Generator:
             return Generation(self.backend, None, reason[:300])
         log.info("%s LLM wrote: %r", self.backend, text)
         signals = message.response_metadata
-        return Generation(self.backend, text, None, signals.get("token_logprobs"), signals.get("p_not_in_documents"))
+        return Generation(
+            self.backend,
+            text,
+            None,
+            signals.get("token_logprobs"),
+            signals.get("p_not_in_documents"),
+            signals.get("yes_share"),
+        )
 
     def may_read_ahead(self) -> bool:
         """Whether reading documents ahead is of use: a model in this process whose saved readings have room."""

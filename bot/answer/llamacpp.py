@@ -223,20 +223,26 @@ class LlamaCppChat(BaseChatModel):
             return True
 
 
+YES, NO = ("Yes", " Yes", "yes"), ("No", " No", "no")  # the first tokens of a reply opening with either
+
+
 class TokenLogprobs:
     """A llama.cpp logits processor that changes nothing and records, at each step, the log-probability the model
     gave the token it then wrote (the raw distribution, before the grammar), and at the first step the probability
-    of opening with the abstention's first token (when there is one)."""
+    of opening with the abstention's first token (when there is one) and P(Yes) / (P(Yes) + P(No)): left to itself
+    the model opens most replies to a yes/no question with "Yes", right or not, and how sure it was of that tells
+    them apart better than the word does (docs/llm-model.md)."""
 
     def __init__(self, llama: Any, abstention: str | None = None):
         self.llama = llama
         self.logprobs: list[float] = []
         self.p_not_in_documents: float | None = None
+        self.yes_share: float | None = None
         self._last: np.ndarray | None = None
         self._prompt_tokens: int | None = None
-        self._abstain_token = (
-            llama.tokenize(abstention.encode(), add_bos=False, special=False)[0] if abstention else None
-        )
+        self._abstain_token = first_token(llama, abstention) if abstention else None
+        self._yes = sorted({first_token(llama, word) for word in YES})
+        self._no = sorted({first_token(llama, word) for word in NO})
 
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
         if self._prompt_tokens is None:
@@ -245,9 +251,21 @@ class TokenLogprobs:
             self.logprobs.append(float(self._last[int(input_ids[-1])]))
         shifted = scores - scores.max()
         self._last = shifted - np.log(np.exp(shifted).sum())
-        if self.p_not_in_documents is None and self._abstain_token is not None:
-            self.p_not_in_documents = float(np.exp(self._last[self._abstain_token]))
+        if self.yes_share is None:  # the first step
+            probabilities = np.exp(self._last)
+            if self._abstain_token is not None:
+                self.p_not_in_documents = float(probabilities[self._abstain_token])
+            p_yes, p_no = float(probabilities[self._yes].sum()), float(probabilities[self._no].sum())
+            self.yes_share = p_yes / (p_yes + p_no) if p_yes + p_no > 0 else 0.5
         return scores
 
     def signals(self) -> dict:
-        return {"token_logprobs": self.logprobs, "p_not_in_documents": self.p_not_in_documents}
+        return {
+            "token_logprobs": self.logprobs,
+            "p_not_in_documents": self.p_not_in_documents,
+            "yes_share": self.yes_share,
+        }
+
+
+def first_token(llama: Any, text: str) -> int:
+    return llama.tokenize(text.encode(), add_bos=False, special=False)[0]

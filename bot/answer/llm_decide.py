@@ -2,10 +2,11 @@
 
 The LLM reads better than the trained span reader and invents answers where the documents are silent; neither
 signal alone tells its right answers from its wrong ones on every kind of set. So the decision is gradient-boosted
-trees over general signals of both: the LLM's token log-probabilities and its probability of opening with "Not in
-the documents", the span reader's learnt probability and whether it answered, whether the two agree, how much of
-the question the cited sentences hold, the span reader's second reading of only what the LLM cites (does it find
-an answer there, and is it the one the LLM gave), retrieval's best score, and what the question asks. It is fitted by
+trees over general signals of both: the LLM's token log-probabilities, its probability of opening with "Not in
+the documents" and (a reply opening with Yes or No) its P(Yes) share, the span reader's learnt probability and
+whether it answered, whether the two agree, how much of the question the cited sentences hold, the span reader's
+second reading of only what the LLM cites (does it find an answer there, and is it the one the LLM gave),
+retrieval's best score, and what the question asks. It is fitted by
 `eventbot train-reader --calibrate-llm` (bot.training.llm_calibration) on the development sets, out of fold by set,
 a wrong answer costing two right ones; below its threshold the span reader's own reply (answer, unsure or decline)
 stands. An answer whose names, numbers or quotes its cited sentences lack never gets this far (bot.answer.guard)."""
@@ -26,6 +27,7 @@ LLM_MODEL_FILE = "llm_decision.joblib"
 
 LLM_FEATURES = [
     "llm_mean_logprob", "llm_min_logprob", "llm_first_logprob", "llm_p_not_in_documents", "llm_log_tokens",
+    "llm_yes_share",
     "reader_probability", "reader_answered", "reader_unsure", "reader_phrase_in_answer", "reader_phrase_missing",
     "cited_sentences", "recited", "question_in_cited", "answer_words_in_cited", "best_passage_score",
     "reader_margin_in_cited", "reader_span_said", *(f"kind_{k}" for k in KINDS),
@@ -35,6 +37,7 @@ LLM_FEATURES = [
 def llm_features(
     token_logprobs: list[float] | None,
     p_not_in_documents: float | None,
+    yes_share: float | None,
     llm_draft: Draft,
     extractive: Draft,
     decision: Decision | None,
@@ -45,7 +48,8 @@ def llm_features(
     cited_reading: tuple[float, float] | None = None,
 ) -> list[float]:
     """The decision's inputs, in LLM_FEATURES order; NaN where a backend gives no log-probabilities (the trees
-    route a missing value as they learnt to). `phrase_agrees`: whether the LLM's answer says the precise phrase the
+    route a missing value as they learnt to). `yes_share`: the LLM's P(Yes) / (P(Yes) + P(No)) on its first token,
+    kept only where its answer opens with Yes or No. `phrase_agrees`: whether the LLM's answer says the precise phrase the
     span reader found (None when it found none); `recited`: whether the guard pointed a sentence's citation at
     another passage than the one the LLM named; `cited_reading`: the span reader's second reading, of only the
     sentences the LLM cites (its best margin there, and the share of its span's words the LLM's answer says)."""
@@ -60,6 +64,7 @@ def llm_features(
         logprobs[0] if logprobs else nan,
         nan if p_not_in_documents is None else p_not_in_documents,
         math.log1p(len(logprobs)) if logprobs else nan,
+        yes_share if yes_share is not None and opens_with_yes_or_no(llm_draft.text) else nan,
         decision.confidence if decision is not None else 0.0,
         float(not extractive.abstained),
         float(decision is not None and decision.unsure and extractive.abstained),
@@ -73,6 +78,11 @@ def llm_features(
         *(cited_reading or (nan, nan)),
         *(float(asked.kind == k) for k in KINDS),
     ]
+
+
+def opens_with_yes_or_no(text: str) -> bool:
+    words = text.split(maxsplit=1)
+    return bool(words) and words[0].strip(",.;:!—-–\"'“”‘’").lower() in ("yes", "no")
 
 
 @dataclass
