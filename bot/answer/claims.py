@@ -100,8 +100,8 @@ def says_not_in_documents(text: str) -> bool:
 
 
 def answers_no(sentence: Tokens) -> bool:
-    """Whether the sentence opens with the "No" of a reply to a yes/no question ("No, she won silver"): the LLM's
-    calibrated choice (bot.answer.llamacpp), not a denial its cited passage must make too ("No one was hurt" is)."""
+    """Whether the sentence opens with the "No" of a reply to a yes/no question ("No, she won silver"): the reply's
+    polarity, weighed by the learnt decision, not a denial its cited passage must make too ("No one was hurt" is)."""
     return len(sentence) > 1 and sentence[0].norm_.lower() == "no" and sentence[1].is_punct
 
 

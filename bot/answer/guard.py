@@ -9,8 +9,8 @@ Used after every generative backend. The answer passes when:
   (a sentence without a marker is held to all passages the answer cites). The sentences, names (proper nouns) and
   quotation marks are spaCy's, and so is the reading of a number's words;
 - a sentence that denies something ("not", "never", "n't", "No one") cites a passage that denies something too;
-  the "No," that answers a yes/no question is the LLM's calibrated choice (bot.answer.llamacpp), weighed by the
-  learnt decision, and needs no denial in the passage ("did she win gold?" "No, she won silver.");
+  the "No," that answers a yes/no question needs no denial in the passage ("did she win gold?" "No, she won
+  silver."): whether it is right is weighed by the learnt decision, with the LLM's P(Yes) share;
 - an answer that opens with "Yes" affirms the question, so the question's numbers and dates are in the passages it
   cites ("was she 1.5 points behind?" "Yes, she was 1.91 points behind [5]." does not pass);
 - the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"). A "Yes"

@@ -49,8 +49,8 @@ def llm_features(
 ) -> list[float]:
     """The decision's inputs, in LLM_FEATURES order; NaN where a backend gives no log-probabilities (the trees
     route a missing value as they learnt to). `yes_share`: the LLM's P(Yes) / (P(Yes) + P(No)) on its first token,
-    kept only where its answer opens with Yes or No. `phrase_agrees`: whether the LLM's answer says the precise phrase the
-    span reader found (None when it found none); `recited`: whether the guard pointed a sentence's citation at
+    kept only where its answer opens with Yes or No. `phrase_agrees`: whether the LLM's answer says the precise
+    phrase the span reader found (None when it found none); `recited`: whether the guard pointed a sentence's citation at
     another passage than the one the LLM named; `cited_reading`: the span reader's second reading, of only the
     sentences the LLM cites (its best margin there, and the share of its span's words the LLM's answer says)."""
     nan = float("nan")
