@@ -29,7 +29,7 @@ from bot.answer.guard import Guard
 from bot.answer.llm_decide import LLM_FEATURES, LLMDecision
 from bot.chain import cited, draft_chain
 from bot.settings import Settings
-from bot.types import Turn
+from bot.types import Generation, Turn
 from tests.conftest import ARTICLE, run_cli
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
@@ -587,3 +587,40 @@ def test_a_busy_llm_is_a_503_with_retry_after():
 
     response = asyncio.run(eventbot_error(None, LLMBusyError("9 questions are waiting for the LLM", retry_after_s=7)))
     assert response.status_code == 503 and response.headers["Retry-After"] == "7"
+
+
+def test_the_share_overrules_the_llms_yes_and_the_reply_rests_on_the_sentence_it_cited(bot):
+    q = "Did Sakamoto win the gold medal?"
+    n = n_of(bot, q, "silver medal")
+    written = f"Yes, Sakamoto won the gold medal [{n}]."
+    seen = Recording(1.0)
+
+    def generate(share: float):
+        return lambda *_: Generation("fake", written, token_logprobs=[-0.1] * 8, yes_share=share)
+
+    def seen_at(threshold: float) -> LLMDecision:
+        return LLMDecision(seen, threshold, yes_threshold=0.69)
+
+    answer = ask(bot, q, generate=generate(0.2), decision=seen_at(0.5))
+    assert answer.guard == "passed" and answer.answer == "No [1]."
+    [citation] = answer.citations
+    assert "silver medal" in citation.quote and citation.quote in ARTICLE_TEXT
+    assert seen.seen[-1]["llm_yes_overruled"] == 1.0
+    kept = ask(bot, q, generate=generate(0.9), decision=seen_at(0.5))
+    assert kept.answer.startswith("Yes, Sakamoto won the gold medal") and seen.seen[-1]["llm_yes_overruled"] == 0.0
+    unfounded = f"No, Sakamoto won the gold medal in 1998 [{n}]."  # the answer overruled must pass the checks too
+    ungrounded = ask(bot, q, generate=lambda *_: Generation("fake", unfounded, yes_share=0.9), decision=seen_at(0.5))
+    assert ungrounded.guard == "fallback"
+    unfitted = ask(bot, q, generate=generate(0.2), decision=LLMDecision(seen, 0.5))
+    assert unfitted.answer.startswith("Yes, Sakamoto won")  # no threshold fitted: the LLM's own word
+
+
+def test_a_yes_the_share_chooses_holds_the_questions_numbers_in_the_quoted_sentence(bot):
+    q = "Was Sakamoto 1.5 points behind Liu?"
+    n = n_of(bot, q, "1.91")
+    decision = LLMDecision(Constant(1.0), 0.5, yes_threshold=0.69)
+    written = f"No, Sakamoto finished 1.91 points behind Liu [{n}]."
+    answer = ask(bot, q, generate=lambda *_: Generation("fake", written, yes_share=0.95), decision=decision)
+    assert answer.guard == "fallback"  # the share's "Yes" would affirm 1.5 points, which the sentence lacks
+    kept = ask(bot, q, generate=lambda *_: Generation("fake", written, yes_share=0.2), decision=decision)
+    assert kept.guard == "passed" and kept.answer.startswith("No, Sakamoto finished 1.91 points")

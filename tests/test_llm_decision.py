@@ -56,10 +56,16 @@ def test_the_fit_learns_which_signal_tells_right_from_wrong_and_beats_both_reade
 
 def test_the_shipped_decision_loads_and_says_what_it_was_fitted_on():
     path = WEIGHTS_DIR / LLM_CALIBRATION_FILE
-    figures = json.loads(path.read_text())["cross_validated"]
+    shipped = json.loads(path.read_text())
+    figures, by_share = shipped["cross_validated"], shipped["yes_no_by_share"]
     decision = LLMDecision.load(path)
-    assert 0 < decision.threshold < 1
+    assert 0 < decision.threshold < 1 and 0 < decision.yes_threshold < 1
     assert len(figures["groups"]) >= 20 and figures["llm_grounded_answers"] > 300
+    # the share chooses Yes or No better than the LLM's own word, each set's threshold fitted on the others
+    assert (
+        by_share["questions"] > 100
+        and by_share["right_by_the_share_each_set_held_out"] > by_share["right_by_the_llms_word"]
+    )
 
 
 @pytest.mark.parametrize("refit", [False, True])

@@ -11,6 +11,10 @@ Used after every generative backend. The answer passes when:
 - a sentence that denies something ("not", "never", "n't", "No one") cites a passage that denies something too;
   the "No," that answers a yes/no question needs no denial in the passage ("did she win gold?" "No, she won
   silver."): whether it is right is weighed by the learnt decision, with the LLM's P(Yes) share;
+- the Yes or No that answers a yes/no question is the one the LLM's P(Yes) share chooses at the fitted threshold
+  (bot.answer.llm_decide.overruling_word). Where it overrules the LLM's own word, the LLM's answer must still pass
+  every check here (it is what the decision judges, hearing that it was overruled), and the reply is the share's
+  word on the sentences that answer cites ("No [1]."); a "Yes" so chosen holds the question's numbers and dates;
 - an answer that opens with "Yes" affirms the question, so the question's numbers and dates are in the passages it
   cites ("was she 1.5 points behind?" "Yes, she was 1.91 points behind [5]." does not pass);
 - the answer speaks of the event, not of "the document" (beyond a leading "According to the article,"). A "Yes"
@@ -44,9 +48,9 @@ from bot.answer.claims import (
     split_claims,
     unaffirmed_fact,
 )
-from bot.answer.llm_decide import LLMDecision, llm_features
+from bot.answer.llm_decide import LLMDecision, llm_features, overruling_word
 from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
-from bot.types import Draft, LLMReview, Passage, Sentence, Span
+from bot.types import Draft, Generation, LLMReview, Passage, Question, Sentence, Span
 
 if TYPE_CHECKING:  # the reader's module loads torch; the guard only calls it
     from bot.answer.corpus import Corpus
@@ -113,6 +117,7 @@ class Guard:
         if problem:
             return fallback(problem)
         llm_draft = cited_draft(text, passages, state["llm_corpus"].sentences_in)
+        word = self.overruling_word(state["asked"], text, generation)
         phrase = extracted_phrase(extractive)
         agrees = None if not phrase else disagrees(text, extractive, state["standalone_question"]) is None
         features = llm_features(
@@ -127,7 +132,12 @@ class Guard:
             agrees,
             recited=text != as_written,
             cited_reading=self.cited_reading(state["asked"].text, llm_draft, state["llm_corpus"]),
+            yes_overruled=word is not None,
         )
+        if word is not None:  # the LLM argued for the other word
+            llm_draft, problem = answered_by_word(word, llm_draft, state["standalone_question"])
+            if problem:
+                return fallback(problem)
         p = self.decision.probability(features)
         llm_review = LLMReview(llm_draft, features, p)
         if p < self.decision.threshold:
@@ -136,6 +146,12 @@ class Guard:
             )
         llm_draft.confidence = p
         return Verdict(llm_draft, generation.backend, "passed"), llm_review
+
+    def overruling_word(self, asked: Question, text: str, generation: Generation) -> str | None:
+        """The Yes or No the LLM's P(Yes) share chooses where it overrules the LLM's own answer to a yes/no question."""
+        if asked.kind != "yes-no":
+            return None
+        return overruling_word(text, generation.yes_share, self.decision.yes_threshold)
 
     def cited_reading(self, question: str, llm_draft: Draft, corpus: "Corpus") -> tuple[float, float] | None:
         """The span reader reading only the sentences the LLM cites (each with the one before it, where "she" is
@@ -152,6 +168,14 @@ class Guard:
         span_terms = terms_of(texts[best.text_index][best.start : best.end])
         said = len(span_terms & terms_of(without_markers(llm_draft.text))) / len(span_terms) if span_terms else 0.0
         return best.margin, said
+
+
+def answered_by_word(word: str, draft: Draft, question: str) -> tuple[Draft, str | None]:
+    """The share's Yes or No on the sentences the LLM's answer cites ("No [1]."), and why it may not be given: a
+    "Yes" affirms the question, so the question's numbers and dates must be in those sentences."""
+    sources = list(range(1, len(draft.quotes) + 1))
+    given = Draft(f"{word} {''.join(f'[{n}]' for n in sources)}.", False, draft.quotes)
+    return given, affirmed_problem(question, [q.text for q in draft.quotes], sources) if word == "Yes" else None
 
 
 def unsupported(text: str, passages: list[str], question: str = "") -> str | None:

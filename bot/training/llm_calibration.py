@@ -7,7 +7,8 @@ out of fold by set (GroupKFold, over SHUFFLES assignments of sets to folds), the
 answer is right; the threshold is the one whose out-of-fold replies serve the sets best on their mean (each set
 weighing the same, a wrong answer costing WRONG_COST right ones), where below it the span reader's own reply
 stands. While reading, the guard never gives the LLM's answer (a decision of threshold 2), so a conversation's
-earlier answers are the span reader's.
+earlier answers are the span reader's. The same rows fit the P(Yes) share at which a yes/no answer opens with Yes
+(`fit_yes_threshold`); the readings use the installed one, so a refit that moves it wants another reading.
 """
 
 import json
@@ -18,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from bot.answer.claims import says_not_in_documents
-from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLM_FEATURES, LLM_MODEL_FILE
+from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLM_FEATURES, LLM_MODEL_FILE, opening_yes_or_no
+from bot.reader.model import WEIGHTS_DIR
 from bot.settings import Settings
 from bot.training.calibration import answered_states, by_group, classifier, is_right, out_of_fold, utility
 from bot.types import Draft
@@ -51,6 +53,8 @@ def llm_rows(settings: Settings, limit: int | None, datasets: list[Path] | None 
                 "answerable": item.answerable,
                 "kind": item.kind,
                 "llm": state["generation"].text,
+                "yes_share": state["generation"].yes_share,
+                "yes_no": item.yes_no,
                 "features": review.features if review else None,
                 "llm_right": is_right(review.draft, item) if review else None,
                 "llm_alone_right": is_right(alone, item),
@@ -70,6 +74,39 @@ def outcomes(rows: list[dict], p: np.ndarray, t: float) -> tuple[np.ndarray, np.
     reader_right = np.array([r["reader_right"] for r in rows])
     reader_wrong = np.array([r["reader_answered"] and not r["reader_right"] for r in rows])
     return np.where(llm, llm_right, reader_right), np.where(llm, ~llm_right, reader_wrong)
+
+
+def fit_yes_threshold(rows: list[dict]) -> tuple[float | None, dict]:
+    """The P(Yes) share at which the answer to a yes/no question opens with "Yes" (bot.answer.llm_decide
+    .yes_or_no_by_share): the one that gets the most of the development sets' yes/no questions right, among those
+    the LLM answered with a Yes or a No. The figures: how many, right by the LLM's own word, right by the share at
+    the threshold, and right when each set's threshold is fitted on the other sets (an honest estimate). The share
+    does not depend on the threshold, so rows read with an earlier one serve."""
+    said = [
+        (r["group"], r["yes_no"], r["yes_share"], opening_yes_or_no(r["llm"] or "") == "yes")
+        for r in rows
+        if r.get("yes_no") is not None and r.get("yes_share") is not None and opening_yes_or_no(r["llm"] or "")
+    ]
+    if not said:
+        return None, {"questions": 0}
+    candidates = [round(float(t), 2) for t in np.linspace(0.05, 0.95, 91)]
+
+    def right(part: list, t: float) -> int:
+        return sum((share >= t) == truth for _, truth, share, _ in part)
+
+    def best(part: list) -> float:
+        return max(candidates, key=lambda t: (right(part, t), -abs(t - 0.5)))
+
+    held_out = sum(
+        right([s for s in said if s[0] == g], best([s for s in said if s[0] != g])) for g in {s[0] for s in said}
+    )
+    threshold = best(said)
+    return threshold, {
+        "questions": len(said),
+        "right_by_the_llms_word": sum(yes == truth for _, truth, _, yes in said),
+        "right_by_the_share": right(said, threshold),
+        "right_by_the_share_each_set_held_out": held_out,
+    }
 
 
 def fit_llm_decision(rows: list[dict]):
@@ -136,9 +173,13 @@ def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False) -> d
     else:
         from sklearn.dummy import DummyClassifier
 
-        # while reading, a decision that never gives the LLM's answer: the guard still reviews and records it
+        # while reading, a decision that never gives the LLM's answer: the guard still reviews and records it, its
+        # yes/no answers' Yes or No chosen as the installed decision chooses it
+        installed = WEIGHTS_DIR / LLM_CALIBRATION_FILE
+        yes_threshold = json.loads(installed.read_text()).get("yes_threshold") if installed.exists() else None
         joblib.dump(DummyClassifier().fit(np.zeros((2, len(LLM_FEATURES))), [0, 1]), out / LLM_MODEL_FILE)
-        (out / LLM_CALIBRATION_FILE).write_text(json.dumps({"features": LLM_FEATURES, "threshold": 2.0}))
+        reading = {"features": LLM_FEATURES, "threshold": 2.0, "yes_threshold": yes_threshold}
+        (out / LLM_CALIBRATION_FILE).write_text(json.dumps(reading))
         settings = Settings(llm="llamacpp", reader="trained", reader_weights=out / "reader.safetensors")
         rows = []
         with (out / ROWS_FILE).open("w") as stored:
@@ -147,8 +188,15 @@ def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False) -> d
                 stored.write(json.dumps(row) + "\n")
                 stored.flush()
     model, threshold, figures = fit_llm_decision(rows)
+    yes_threshold, yes_figures = fit_yes_threshold(rows)
     joblib.dump(model, out / LLM_MODEL_FILE, compress=3)
-    report = {"features": LLM_FEATURES, "threshold": threshold, "cross_validated": figures}
+    report = {
+        "features": LLM_FEATURES,
+        "threshold": threshold,
+        "yes_threshold": yes_threshold,
+        "yes_no_by_share": yes_figures,
+        "cross_validated": figures,
+    }
     (out / LLM_CALIBRATION_FILE).write_text(json.dumps(report, indent=1))
     return report
 
