@@ -241,6 +241,7 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "chat17_conversations",
         "chat18_conversations",
         "chat19_conversations",
+        "chat20_conversations",
         "chat2_conversations",
         "chat2_qa",
         "chat3_conversations",
@@ -269,6 +270,7 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "event17_qa",
         "event18_qa",
         "event19_qa",
+        "event20_qa",
         "event7_qa",
         "event8_qa",
         "event9_qa",
@@ -285,6 +287,7 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "newsdoc17_qa",
         "newsdoc18_qa",
         "newsdoc19_qa",
+        "newsdoc20_qa",
         "newsdoc4_qa",
         "newsdoc5_qa",
         "newsdoc6_qa",
@@ -433,6 +436,10 @@ FLOORS = {
     "chat19_conversations": {"accuracy": 0.12},
     "event19_qa": {"accuracy": 0.36},
     "newsdoc19_qa": {"accuracy": 0.4},
+    # round 20 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
+    "chat20_conversations": {"accuracy": 0.12},
+    "event20_qa": {"accuracy": 0.36},
+    "newsdoc20_qa": {"accuracy": 0.36},
 }
 WRONG_RATE_CEILINGS = {
     "chat2_conversations": 0.13,
@@ -515,6 +522,10 @@ WRONG_RATE_CEILINGS = {
     "chat19_conversations": 0.08,
     "event19_qa": 0.07,
     "newsdoc19_qa": 0.07,
+    # round 20 (2026-12-05): two questions' worth of margin over its first sight
+    "chat20_conversations": 0.13,
+    "event20_qa": 0.1,
+    "newsdoc20_qa": 0.14,
 }
 
 

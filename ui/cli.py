@@ -322,8 +322,7 @@ def learn_when_to_give_the_llms_answer(out: Path, limit: int | None, refit: bool
         raise InputError(f"no reader weights at {out / WEIGHTS_FILE}: the LLM's decision is fitted beside them")
     if refit and not (out / ROWS_FILE).is_file():
         raise InputError(f"--refit needs the readings of an earlier --calibrate-llm in {out / ROWS_FILE}")
-    report = calibrate_llm(out, limit, refit)
-    figures, by_share = report["cross_validated"], report["yes_no_by_share"]
+    figures = (report := calibrate_llm(out, limit, refit))["cross_validated"]
     reader, llm, decision = (
         figures["mean_accuracy_wrong"][k] for k in ("span_reader_alone", "every_grounded_llm_answer", "the_decision")
     )
@@ -331,14 +330,8 @@ def learn_when_to_give_the_llms_answer(out: Path, limit: int | None, refit: bool
         f"LLM decision: AUC {figures['auc']} over {figures['llm_grounded_answers']} grounded answers; mean accuracy / "
         f"wrong over {len(figures['groups'])} sets (out of fold): span reader {reader[0]:.2f} / {reader[1]:.3f}, every "
         f"grounded LLM answer {llm[0]:.2f} / {llm[1]:.3f}, the decision {decision[0]:.2f} / {decision[1]:.3f}; "
-        f"{out / 'llm_decision.json'}."
+        f"{out / 'llm_decision.json'}. Yes or No by the P(Yes) share at {report['yes_threshold']}: {report['yes_no_by_share']}"
     )
-    if report["yes_threshold"] is not None:
-        typer.echo(
-            f"Yes or No by the LLM's P(Yes) share at {report['yes_threshold']}: {by_share['right_by_the_share']} of "
-            f"{by_share['questions']} yes/no questions right ({by_share['right_by_the_share_each_set_held_out']} "
-            f"with each set held out), by the LLM's own word {by_share['right_by_the_llms_word']}."
-        )
 
 
 def print_bake_off(datasets: list[Path], as_json: bool, report: Path | None) -> None:
