@@ -3,14 +3,14 @@
 The LLM reads better than the trained span reader and invents answers where the documents are silent; neither
 signal alone tells its right answers from its wrong ones on every kind of set. So the decision is gradient-boosted
 trees over general signals of both: the LLM's token log-probabilities, its probability of opening with "Not in
-the documents" and (a reply opening with Yes or No) its P(Yes) share and whether that share overruled its word,
-the span reader's learnt probability and
-whether it answered, whether the two agree, how much of the question the cited sentences hold, the span reader's
-second reading of only what the LLM cites (does it find an answer there, and is it the one the LLM gave),
-retrieval's best score, and what the question asks. It is fitted by
+the documents" and (a reply opening with Yes or No) its P(Yes) share and whether that share overruled its word, the
+span reader's learnt probability and whether it answered, whether the two agree, how much of the question the cited
+sentences hold, the span reader's second reading of only what the LLM cites (does it find an answer there, and is it
+the one the LLM gave), retrieval's best score, and what the question asks. It is fitted by
 `eventbot train-reader --calibrate-llm` (bot.training.llm_calibration) on the development sets, out of fold by set,
 a wrong answer costing two right ones; below its threshold the span reader's own reply (answer, unsure or decline)
-stands. The same fit sets the share at which a yes/no answer opens with Yes (`yes_threshold`). An answer whose names, numbers or quotes its cited sentences lack never gets this far (bot.answer.guard)."""
+stands. The same fit sets the share at which a yes/no answer opens with Yes (`yes_threshold`). An answer whose
+names, numbers or quotes its cited sentences lack never gets this far (bot.answer.guard)."""
 
 import json
 import math
@@ -50,12 +50,12 @@ def llm_features(
     yes_overruled: bool = False,
 ) -> list[float]:
     """The decision's inputs, in LLM_FEATURES order; NaN where a backend gives no log-probabilities (the trees
-        route a missing value as they learnt to). `yes_share`: the LLM's P(Yes) / (P(Yes) + P(No)) on its first token,
-        kept only where its answer opens with Yes or No. `phrase_agrees`: whether the LLM's answer says the precise
-        phrase the span reader found (None when it found none); `recited`: whether the guard pointed a sentence's citation at
-        another passage than the one the LLM named; `yes_overruled`: whether its Yes or No was turned by its P(Yes) share
-    (see `yes_or_no_by_share`); `cited_reading`: the span reader's second reading, of only the
-        sentences the LLM cites (its best margin there, and the share of its span's words the LLM's answer says)."""
+    route a missing value as they learnt to). `yes_share`: the LLM's P(Yes) / (P(Yes) + P(No)) on its first token,
+    kept only where its answer opens with Yes or No; `yes_overruled`: whether that share overruled its Yes or No
+    (`overruling_word`). `phrase_agrees`: whether the LLM's answer says the precise phrase the span reader found
+    (None when it found none); `recited`: whether the guard pointed a sentence's citation at another passage than
+    the one the LLM named; `cited_reading`: the span reader's second reading, of only the sentences the LLM cites
+    (its best margin there, and the share of its span's words the LLM's answer says)."""
     nan = float("nan")
     logprobs = token_logprobs or []
     cited = " ".join(q.text for q in llm_draft.quotes)
@@ -85,7 +85,7 @@ def llm_features(
 
 
 def opening_yes_or_no(text: str) -> str | None:
-    """ "yes" or "no" where the answer's first word is Yes or No, else None."""
+    """Yes or No (lower case) where the answer's first word is Yes or No, else None."""
     words = text.split(maxsplit=1)
     word = words[0].strip(",.;:!—-–\"'“”‘’").lower() if words else ""
     return word if word in ("yes", "no") else None
@@ -96,7 +96,7 @@ def opens_with_yes_or_no(text: str) -> bool:
 
 
 def overruling_word(text: str, yes_share: float | None, threshold: float | None) -> str | None:
-    """ "Yes" or "No" where the LLM's P(Yes) share on its first token, read at `threshold` ("Yes" at or above it),
+    """The word, Yes or No, where the LLM's P(Yes) share on its first token, read at `threshold` ("Yes" at or above it),
     chooses the other word than the one its answer to a yes/no question opens with; else None (they agree, or there
     is no share, no threshold, no Yes or No). The 1.5B model opens with "Yes" at chance, but the share it gives "Yes"
     tells true from false far better (241 yes/no questions of the development sets, each set's threshold fitted on
@@ -114,9 +114,7 @@ class LLMDecision:
 
     model: object  # a fitted sklearn classifier with predict_proba
     threshold: float
-    yes_threshold: float | None = (
-        None  # the P(Yes) share at which a yes/no answer opens with Yes (None: the LLM's word)
-    )
+    yes_threshold: float | None = None  # the P(Yes) share at which a yes/no answer opens with Yes (None: its word)
 
     @classmethod
     def load(cls, path: Path) -> "LLMDecision":
