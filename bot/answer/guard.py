@@ -50,7 +50,7 @@ from bot.answer.claims import (
 )
 from bot.answer.llm_decide import LLMDecision, llm_features, overruling_word
 from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
-from bot.types import Draft, Generation, LLMReview, Passage, Question, Sentence, Span
+from bot.types import Draft, LLMReview, Passage, Sentence, Span
 
 if TYPE_CHECKING:  # the reader's module loads torch; the guard only calls it
     from bot.answer.corpus import Corpus
@@ -117,7 +117,11 @@ class Guard:
         if problem:
             return fallback(problem)
         llm_draft = cited_draft(text, passages, state["llm_corpus"].sentences_in)
-        word = self.overruling_word(state["asked"], text, generation)
+        word = (  # the Yes or No the share chooses where it overrules the LLM's own answer to a yes/no question
+            overruling_word(text, generation.yes_share, self.decision.yes_threshold)
+            if state["asked"].kind == "yes-no"
+            else None
+        )
         phrase = extracted_phrase(extractive)
         agrees = None if not phrase else disagrees(text, extractive, state["standalone_question"]) is None
         features = llm_features(
@@ -146,12 +150,6 @@ class Guard:
             )
         llm_draft.confidence = p
         return Verdict(llm_draft, generation.backend, "passed"), llm_review
-
-    def overruling_word(self, asked: Question, text: str, generation: Generation) -> str | None:
-        """The Yes or No the LLM's P(Yes) share chooses where it overrules the LLM's own answer to a yes/no question."""
-        if asked.kind != "yes-no":
-            return None
-        return overruling_word(text, generation.yes_share, self.decision.yes_threshold)
 
     def cited_reading(self, question: str, llm_draft: Draft, corpus: "Corpus") -> tuple[float, float] | None:
         """The span reader reading only the sentences the LLM cites (each with the one before it, where "she" is

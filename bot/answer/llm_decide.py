@@ -67,7 +67,7 @@ def llm_features(
         logprobs[0] if logprobs else nan,
         nan if p_not_in_documents is None else p_not_in_documents,
         math.log1p(len(logprobs)) if logprobs else nan,
-        yes_share if yes_share is not None and opens_with_yes_or_no(llm_draft.text) else nan,
+        yes_share if yes_share is not None and opening_yes_or_no(llm_draft.text) else nan,
         float(yes_overruled),
         decision.confidence if decision is not None else 0.0,
         float(not extractive.abstained),
@@ -89,10 +89,6 @@ def opening_yes_or_no(text: str) -> str | None:
     words = text.split(maxsplit=1)
     word = words[0].strip(",.;:!—-–\"'“”‘’").lower() if words else ""
     return word if word in ("yes", "no") else None
-
-
-def opens_with_yes_or_no(text: str) -> bool:
-    return opening_yes_or_no(text) is not None
 
 
 def overruling_word(text: str, yes_share: float | None, threshold: float | None) -> str | None:

@@ -78,7 +78,7 @@ def outcomes(rows: list[dict], p: np.ndarray, t: float) -> tuple[np.ndarray, np.
 
 def fit_yes_threshold(rows: list[dict]) -> tuple[float | None, dict]:
     """The P(Yes) share at which the answer to a yes/no question opens with "Yes" (bot.answer.llm_decide
-    .yes_or_no_by_share): the one that gets the most of the development sets' yes/no questions right, among those
+    .overruling_word): the one that gets the most of the development sets' yes/no questions right, among those
     the LLM answered with a Yes or a No. The figures: how many, right by the LLM's own word, right by the share at
     the threshold, and right when each set's threshold is fitted on the other sets (an honest estimate). The share
     does not depend on the threshold, so rows read with an earlier one serve."""
