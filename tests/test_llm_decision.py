@@ -8,7 +8,7 @@ import pytest
 
 from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLM_FEATURES, LLMDecision
 from bot.reader.model import WEIGHTS_DIR
-from bot.training.llm_calibration import fit_llm_decision, outcomes
+from bot.training.llm_calibration import chosen_threshold, fit_llm_decision, outcomes
 from tests.conftest import run_cli
 
 
@@ -75,3 +75,14 @@ def test_calibrate_llm_without_reader_weights_is_a_one_line_error(tmp_path, refi
     )
     assert result.returncode == 2 and "no reader weights" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_threshold_is_the_best_utility_whose_wrong_rate_stays_under_the_ceiling():
+    choices = {  # threshold: (accuracy, wrong) by set
+        0.5: {"a": (0.70, 0.08), "b": (0.66, 0.06)},  # best utility (0.54), too many wrong (7 %)
+        0.7: {"a": (0.60, 0.04), "b": (0.58, 0.03)},  # 3.5 % wrong: utility 0.52
+        0.9: {"a": (0.50, 0.01), "b": (0.48, 0.01)},  # fewer wrong still, but a worse utility (0.47)
+    }
+    assert chosen_threshold(choices) == 0.7
+    too_wrong = {t: {s: (a, w + 0.1) for s, (a, w) in f.items()} for t, f in choices.items()}
+    assert chosen_threshold(too_wrong) == 0.5  # none under the ceiling: the best utility
