@@ -37,6 +37,7 @@ import numpy as np
 
 from bot.answer.cite import without_markers
 from bot.answer.claims import backing_of, facts, occurs
+from bot.answer.terms import NUMBER_WORDS
 from bot.eval.items import EvalItem
 from bot.eval.scoring import answer_tokens, compute_exact, compute_f1
 from bot.types import Answer
@@ -54,6 +55,11 @@ WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 def normalize(text: str) -> str:
     """Lowercase, curly quotes and apostrophes made straight, whitespace collapsed."""
     return " ".join(text.translate(QUOTES).lower().split())
+
+
+def counts_as_digits(text: str) -> str:
+    """Number words written as digits ("five midwives" → "5 midwives"), so a count matches however it is written."""
+    return WORD.sub(lambda m: str(NUMBER_WORDS.get(m.group(), m.group())), text)
 
 
 def squad_tokens(text: str) -> list[str]:
@@ -82,7 +88,7 @@ def is_correct(answer: Answer, answers: Sequence[str], answerable: bool, yes_no:
     text = normalize(without_markers(answer.answer))
     if yes_no is not None:  # a yes/no question is answered by the reply's first word
         return WORD.match(text) is not None and WORD.match(text).group() == ("yes" if yes_no else "no")
-    return any(contains_word(text, normalize(a)) for a in answers if a.strip())
+    return any(contains_word(counts_as_digits(text), counts_as_digits(normalize(a))) for a in answers if a.strip())
 
 
 def exact_match(prediction: str, answers: Sequence[str]) -> float:
