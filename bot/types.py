@@ -180,7 +180,7 @@ class Answer(BaseModel):
 @dataclass
 class Generation:
     """What the LLM wrote for one question, or why it wrote nothing. `token_logprobs`: the model's log-probability
-    of each token it wrote (before the grammar's constraint), and `p_not_in_documents` its probability of opening
+    of each token it wrote (before the answer's shape is held), and `p_not_in_documents` its probability of opening
     with the abstention, `yes_share` its P(Yes) / (P(Yes) + P(No)) there: signals for the decision to answer
     (bot.answer.llm_decide); None where the backend does not give them."""
 

@@ -371,14 +371,13 @@ def test_the_bake_off_scores_as_eval_does(tmp_path):
         ("She won [1]", False),  # a citation without a sentence's end
     ],
 )
-def test_the_decoding_grammar_allows_cited_sentences_only(text, allowed):
-    """The real llama.cpp grammar (CITED_ANSWER_GRAMMAR) with the tiny model pushed towards `text` token by token:
-    it is written out whole only where the grammar allows it."""
-    import llama_cpp
+def test_the_answer_shape_allows_cited_sentences_only(text, allowed):
+    """ShapedGreedy holding the tiny model to CITED_ANSWER_SHAPE while it is pushed towards `text` token by token:
+    it is written out whole only where the shape allows it."""
     import numpy as np
 
-    from bot.answer.generative import CITED_ANSWER_GRAMMAR
-    from bot.answer.llamacpp import load_llama
+    from bot.answer.generative import CITED_ANSWER_SHAPE
+    from bot.answer.llamacpp import ShapedGreedy, load_llama
 
     llama = load_llama(str(GGUF))
     target = llama.tokenize(text.encode(), add_bos=False, special=False)
@@ -391,8 +390,52 @@ def test_the_decoding_grammar_allows_cited_sentences_only(text, allowed):
             scores[target[step]] = 1e4
         return scores
 
-    grammar = llama_cpp.LlamaGrammar.from_string(CITED_ANSWER_GRAMMAR, verbose=False)
-    out = llama.create_completion(
-        prompt, max_tokens=len(target), temperature=0.0, grammar=grammar, logits_processor=[push]
-    )
+    shaped = ShapedGreedy(llama, CITED_ANSWER_SHAPE)
+    out = llama.create_completion(prompt, max_tokens=len(target), temperature=0.0, logits_processor=[push, shaped])
     assert (out["choices"][0]["text"] == text) is allowed, out["choices"][0]["text"]
+
+
+# llama.cpp's grammar for the same language (GBNF), which the chain used before ShapedGreedy: the reference here.
+CITED_ANSWER_GBNF = r"""
+root ::= "Not in the documents." | claim (" " claim)? (" " claim)?
+claim ::= (plain | [0-9] "." [0-9] | abbreviation)+ [.!?] " " cite+
+abbreviation ::= [A-Za-z] "." [A-Za-z] "."?
+cite ::= "[" [1-9] [0-9]? "]"
+plain ::= [^\[\]\n<>.!?]
+"""
+
+
+def test_the_answer_shape_writes_what_llama_cpps_grammar_writes():
+    """Greedy answers held by ShapedGreedy are token for token those of llama.cpp's grammar sampler for the same
+    language (the tiny model, real prompts of the chain, and a bias that makes it stray from the shape), so the
+    learnt decision, fitted on the grammar's answers, reads the same answers."""
+    import llama_cpp
+
+    from bot.answer.generative import CITED_ANSWER_SHAPE, prompt
+    from bot.answer.llamacpp import ROLES, ShapedGreedy, load_llama
+    from bot.types import Passage
+
+    llama = load_llama(str(GGUF))
+    grammar = llama_cpp.LlamaGrammar.from_string(CITED_ANSWER_GBNF, verbose=False)
+    paragraphs = ARTICLE_TEXT.split("\n\n")[:4]
+    passages = [Passage(f"c{n}", "article", "article.txt", "", text, 0, 1.0) for n, text in enumerate(paragraphs)]
+    strays = [llama.tokenize(word.encode(), add_bos=False, special=False)[0] for word in ("\n", " <", "!")]
+
+    def stray(input_ids, scores):  # pushes towards what the shape forbids
+        scores = scores.copy()
+        scores[strays] += 4.0
+        return scores
+
+    for question in QUESTIONS[:5]:
+        messages = prompt({"question": question, "passages": passages, "history": []})
+        request = [{"role": ROLES.get(m.type, "user"), "content": str(m.text)} for m in messages]
+        written = []
+        for held in (
+            {"grammar": grammar, "logits_processor": [stray]},
+            {"logits_processor": [stray, ShapedGreedy(llama, CITED_ANSWER_SHAPE)]},
+        ):
+            llama.reset()  # the whole prompt read anew each time: what is cached changes the logits' last digits
+            reply = llama.create_chat_completion(messages=request, temperature=0.0, max_tokens=MAX_TOKENS, **held)
+            written.append(reply["choices"][0]["message"]["content"])
+        by_grammar, by_shape = written
+        assert by_shape == by_grammar, question
