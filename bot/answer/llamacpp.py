@@ -1,6 +1,7 @@
 """llama.cpp in this process: the GGUF model loaded once, a LangChain chat model over it (one generation at a time, a
-bounded queue, a time limit, decoding held to an answer's shape, the log-probabilities of what it wrote), and what it read of
-documents saved and loaded again (bot.answer.prompt_states). bot.answer.generative builds it for `EVENTBOT_LLM=llamacpp`.
+bounded queue, a time limit, decoding held to an answer's shape, the log-probabilities of what it wrote), and what it
+read of documents saved and loaded again (bot.answer.prompt_states). bot.answer.generative builds it for
+`EVENTBOT_LLM=llamacpp`.
 """
 
 import logging
@@ -91,9 +92,8 @@ ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 class LlamaCppChat(BaseChatModel):
     """A thin LangChain chat model over an in-process `llama_cpp.Llama`: greedy decoding, at most `max_tokens`
     tokens, stopped after `timeout_s` seconds, optionally held to the regular language `shape` (ShapedGreedy). One
-    generation at a
-    time (a `Llama` is not thread-safe); at most `queue` more wait for their turn, and a request beyond them is
-    refused at once (LLMBusyError, with how long a generation has lately taken times the queue ahead). With
+    generation at a time (a `Llama` is not thread-safe); at most `queue` more wait for their turn, and a request beyond
+    them is refused at once (LLMBusyError, with how long a generation has lately taken times the queue ahead). With
     `states`, what it read of the documents (the system message) is saved once and loaded when they come again."""
 
     llama: Any = Field(exclude=True)
@@ -280,9 +280,9 @@ class ShapedGreedy:
         self._prompt_tokens: int | None = None
 
     def allows(self, written: bytes, token: int) -> bool:
+        """Whether `token` may follow the reply so far (`written`)."""
         if self.is_end(token):
-            match = self.shape.fullmatch(written.decode("utf-8", "replace"))
-            return match is not None
+            return self.shape.fullmatch(written.decode("utf-8", "replace")) is not None
         piece = self.vocab.detokenize([token], special=True)
         if not piece:
             return False
