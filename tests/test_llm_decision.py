@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLM_FEATURES, LLMDecision
-from bot.reader.model import WEIGHTS_DIR
-from bot.training.llm_calibration import chosen_threshold, fit_llm_decision, outcomes
+from bot.reader.model import WEIGHTS_DIR, WEIGHTS_FILE
+from bot.training.llm_calibration import chosen_threshold, finished_sets, fit_llm_decision, outcomes
 from tests.conftest import run_cli
 
 
@@ -86,3 +86,18 @@ def test_the_threshold_is_the_best_utility_whose_wrong_rate_stays_under_the_ceil
     assert chosen_threshold(choices) == 0.7
     too_wrong = {t: {s: (a, w + 0.1) for s, (a, w) in f.items()} for t, f in choices.items()}
     assert chosen_threshold(too_wrong) == 0.5  # none under the ceiling: the best utility
+
+
+@pytest.mark.parametrize("flag", ["--refit", "--resume"])
+def test_refit_or_resume_without_earlier_readings_is_a_one_line_error(tmp_path, flag):
+    (tmp_path / WEIGHTS_FILE).write_bytes(b"")  # the reader's weights are there, no readings of the LLM
+    result = run_cli("train-reader", "--calibrate-llm", "--out", str(tmp_path), flag, check=False)
+    assert result.returncode == 2 and f"{flag} needs the readings" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_resuming_keeps_the_sets_the_interrupted_reading_finished_and_reads_the_others_again():
+    rows = [row("a", True, False, False), row("a", None, True, True), row("b", False, False, False)]
+    rows.append(row("c", True, True, True))
+    kept = finished_sets(rows, {"a": 2, "b": 3, "c": 1, "d": 4})  # b was cut after one of 3; d never started
+    assert [r["group"] for r in kept] == ["a", "a", "c"]

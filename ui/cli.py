@@ -270,7 +270,7 @@ def train_reader(
     calibrate_llm: CalibrateLLM = False,
     refit: Refit = False,
     calibrate: Calibrate = True,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run from its checkpoint.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run or reading.")] = False,
     checkpoints: Checkpoints = None,
     checkpoint_minutes: CheckpointMinutes = 8.0,
 ) -> None:
@@ -285,7 +285,7 @@ def train_reader(
 
     squad, out = data or SQUAD_DIR, out or WEIGHTS_DIR
     if calibrate_llm:
-        return learn_when_to_give_the_llms_answer(out, limit, refit)
+        return learn_when_to_give_the_llms_answer(out, limit, refit, resume)
     check_training_paths(squad, out, calibrate_only, refit, checkpoints or CHECKPOINT_DIR, resume)
     if not calibrate_only:
         config = TrainConfig(
@@ -313,16 +313,14 @@ def train_reader(
     )
 
 
-def learn_when_to_give_the_llms_answer(out: Path, limit: int | None, refit: bool) -> None:
+def learn_when_to_give_the_llms_answer(out: Path, limit: int | None, refit: bool, resume: bool) -> None:
     from bot.errors import InputError
     from bot.training.fine_tune import WEIGHTS_FILE
-    from bot.training.llm_calibration import ROWS_FILE, calibrate_llm
+    from bot.training.llm_calibration import calibrate_llm
 
     if not (out / WEIGHTS_FILE).is_file():
         raise InputError(f"no reader weights at {out / WEIGHTS_FILE}: the LLM's decision is fitted beside them")
-    if refit and not (out / ROWS_FILE).is_file():
-        raise InputError(f"--refit needs the readings of an earlier --calibrate-llm in {out / ROWS_FILE}")
-    figures = (report := calibrate_llm(out, limit, refit))["cross_validated"]
+    figures = (report := calibrate_llm(out, limit, refit, resume))["cross_validated"]
     reader, llm, decision = (
         figures["mean_accuracy_wrong"][k] for k in ("span_reader_alone", "every_grounded_llm_answer", "the_decision")
     )

@@ -13,6 +13,7 @@ answer (a decision of threshold 2), so a conversation's earlier answers are the 
 
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +52,13 @@ def chosen_threshold(choices: dict[float, dict[str, tuple[float, float]]]) -> fl
     over sets is at most WRONG_CEILING (of best utility overall where none is)."""
     capped = [t for t, f in choices.items() if np.mean([wrong for _, wrong in f.values()]) <= WRONG_CEILING]
     return max(capped or choices, key=lambda t: utility(choices[t]))
+
+
+def finished_sets(rows: list[dict], questions: dict[str, int]) -> list[dict]:
+    """The rows of the sets an interrupted reading finished (as many rows as the set has `questions`): `--resume`
+    keeps them and reads the others from their start (a set takes a minute or two)."""
+    counts = Counter(r["group"] for r in rows)
+    return [r for r in rows if counts[r["group"]] == questions.get(r["group"])]
 
 
 def llm_rows(settings: Settings, limit: int | None, datasets: list[Path] | None = None) -> Iterator[dict]:
@@ -184,10 +192,19 @@ def fit_llm_decision(rows: list[dict]):
     return model, threshold, figures
 
 
-def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False) -> dict:
-    """Reads the development sets with the installed LLM (or, with `refit`, the rows stored in `out`), fits, writes
-    `out/llm_decision.json` and `out/llm_decision.joblib`; returns the figures."""
+def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False, resume: bool = False) -> dict:
+    """Reads the development sets with the installed LLM (or, with `refit`, the rows stored in `out`; with `resume`,
+    only the sets those rows do not finish), fits, writes `out/llm_decision.json` and `out/llm_decision.joblib`;
+    returns the figures."""
     import joblib
+
+    from bot.errors import InputError
+    from bot.eval.datasets import DEV_SETS_DIR
+    from bot.eval.items import load_dataset
+
+    if (refit or resume) and not (out / ROWS_FILE).is_file():
+        flag = "--refit" if refit else "--resume"
+        raise InputError(f"{flag} needs the readings of an earlier --calibrate-llm in {out / ROWS_FILE}")
 
     if refit:
         rows = [json.loads(line) for line in (out / ROWS_FILE).read_text().splitlines()]
@@ -202,9 +219,14 @@ def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False) -> d
         reading = {"features": LLM_FEATURES, "threshold": 2.0, "yes_threshold": yes_threshold}
         (out / LLM_CALIBRATION_FILE).write_text(json.dumps(reading))
         settings = Settings(llm="llamacpp", reader="trained", reader_weights=out / "reader.safetensors")
-        rows = []
+        datasets = sorted(DEV_SETS_DIR.glob("*.jsonl"))
+        questions = {path.stem: len(load_dataset(path)[:limit]) for path in datasets}
+        read = (out / ROWS_FILE).read_text().splitlines() if resume else []
+        rows = finished_sets([json.loads(line) for line in read], questions)
+        finished = {r["group"] for r in rows}
         with (out / ROWS_FILE).open("w") as stored:
-            for row in llm_rows(settings, limit):
+            stored.writelines(json.dumps(row) + "\n" for row in rows)
+            for row in llm_rows(settings, limit, [path for path in datasets if path.stem not in finished]):
                 rows.append(row)
                 stored.write(json.dumps(row) + "\n")
                 stored.flush()
