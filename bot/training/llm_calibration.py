@@ -7,8 +7,9 @@ out of fold by set (GroupKFold, over SHUFFLES assignments of sets to folds), the
 answer is right; the threshold is the one whose out-of-fold replies serve the sets best on their mean (each set
 weighing the same, a wrong answer costing WRONG_COST right ones) among those whose mean wrong rate is at most
 WRONG_CEILING, where below it the span reader's own reply stands. While reading, the guard never gives the LLM's
-answer (a decision of threshold 2), so a conversation's earlier answers are the span reader's. The same rows fit the P(Yes) share at which a yes/no answer opens with Yes
-(`fit_yes_threshold`); the readings use the installed one, so a refit that moves it wants another reading.
+answer (a decision of threshold 2), so a conversation's earlier answers are the span reader's. The same rows fit the
+P(Yes) share at which a yes/no answer opens with Yes (`fit_yes_threshold`); the readings use the installed one, so a
+refit that moves it wants another reading. `--resume` continues a reading that was stopped (`finished_sets`).
 """
 
 import json
