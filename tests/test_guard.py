@@ -275,6 +275,13 @@ def test_answer_about_the_documents_instead_of_the_event_falls_back(bot):
     assert ask(bot, q, f"According to the article, Alysa Liu won the gold medal [{n}].").guard == "passed"
 
 
+def test_a_bare_number_is_an_answer_held_to_its_passage(bot):
+    q = "By how many points did Sakamoto miss the gold?"
+    n = n_of(bot, q, "1.91")
+    assert ask(bot, q, f"1.91. [{n}]").guard == "passed"  # a number alone answers "how many"
+    assert_fell_back(ask(bot, q, f"2.5. [{n}]"), bot.ask(q))
+
+
 def test_uncited_answer_that_no_passage_backs_falls_back(bot):
     q = "Who consoled Sakamoto?"
     assert_fell_back(ask(bot, q, "Yuna Kim won the gold medal."), bot.ask(q))
