@@ -35,7 +35,7 @@ def timed(name: str, step: Callable[[ChainState], ChainState]) -> RunnableLambda
     def run(state: ChainState) -> ChainState:
         started = time.perf_counter()
         after = step(state)
-        ms = round((time.perf_counter() - started) * 1000, 2)
+        ms = round((time.perf_counter() - started) * 1000, 3)
         return {**after, "timings_ms": {**after["timings_ms"], name: ms}}
 
     return RunnableLambda(run, name=name)

@@ -7,12 +7,13 @@ import time
 from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
 
+from bot.answer.cite import cite
 from bot.answer.condense import condense_question
 from bot.answer.corpus import Corpus
 from bot.answer.decide import CALIBRATION_FILE
 from bot.answer.read import SentenceReader
 from bot.answer.retrieve import Retriever
-from bot.chain import cited, draft_chain
+from bot.chain import draft_chain
 from bot.errors import StoreUnavailableError
 from bot.indexing import index_missing, learn_index
 from bot.models import shared_answerability, shared_embedder, shared_reader
@@ -30,6 +31,15 @@ log = logging.getLogger(__name__)
 def answer_key(question: CheckedQuestion) -> tuple:
     """What makes two questions the same for the answer cache: the text and the history."""
     return hashkey(question.text, tuple((t.role, t.content) for t in question.history))
+
+
+class AnsweredWithoutTheLLM(Exception):
+    """Raised through the answer cache, which keeps no exception, with an answer made while the LLM failed (it timed
+    out waiting for its turn, say): that answer is given this once, and the question asked again meets the LLM."""
+
+    def __init__(self, answer: Answer):
+        super().__init__(answer.question)
+        self.answer = answer
 
 
 class EventBot:
@@ -73,13 +83,15 @@ class EventBot:
             from bot.answer.guard import Guard
             from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLMDecision
 
-            guard = Guard(LLMDecision.load(settings.reader_weights.with_name(LLM_CALIBRATION_FILE)), reader.read)
+            decision = LLMDecision.load(settings.reader_weights.with_name(LLM_CALIBRATION_FILE))
+            if settings.llm_answer_threshold is not None:
+                decision.threshold = settings.llm_answer_threshold
+            guard = Guard(decision, reader.read)
         link = self.knowledge.lexicon.link
         # the chain before its cite step (calibration reads the drafts), and the whole chain
         self.drafts = draft_chain(
             link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard, self.llm_reads
         )
-        self.chain = cited(self.drafts)
         self._answered = LRUCache(settings.answer_cache_entries) if settings.answer_cache_entries else None
         # one reading per question: concurrent askers of the same question wait for it (cachetools' condition)
         self._answer = (
@@ -144,14 +156,23 @@ class EventBot:
             return self._read(question)
         started = time.perf_counter()
         hit = answer_key(question) in self._answered
-        answer = self._answer(question).model_copy(deep=True)
+        try:
+            answer = self._answer(question).model_copy(deep=True)
+        except AnsweredWithoutTheLLM as failed:
+            return failed.answer
         if hit:
-            ms = round((time.perf_counter() - started) * 1000, 2)
+            ms = round((time.perf_counter() - started) * 1000, 3)
             answer.timings_ms = {"cached": ms, "total": ms}
         return answer
 
     def _read(self, question: CheckedQuestion) -> Answer:
-        return self.chain.invoke({"question": question.text, "history": list(question.history), "timings_ms": {}})
+        """The chain's answer; AnsweredWithoutTheLLM, carrying it, when the LLM failed on it (not to be kept)."""
+        state = self.drafts.invoke({"question": question.text, "history": list(question.history), "timings_ms": {}})
+        answer = cite(state)
+        generation = state.get("generation")
+        if generation is not None and generation.error and self._answered is not None:
+            raise AnsweredWithoutTheLLM(answer)
+        return answer
 
     def example_questions(self) -> list[str]:
         """Questions about the indexed documents that the bot answers, for the chat to offer (worked out once)."""

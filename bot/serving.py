@@ -141,6 +141,8 @@ class ServedBot:
                 self.warm_up()
             return seen
         with self._swap_lock:
+            if seen == self._signature:  # swapped in meanwhile (an upload's reload and the watcher both saw it)
+                return seen
             replaced = self._detach()
             try:
                 fresh = EventBot(self.bot.settings)

@@ -73,6 +73,14 @@ class Settings(BaseSettings):
         " (default: the calibrated one)",
     )
 
+    llm_answer_threshold: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="the LLM's answer is given when the learnt decision's probability that it is right is at least"
+        " this (default: the fitted one); else the span reader's reply stands",
+    )
+
     llm: Literal["none", "llamacpp", "ollama", "openai"] = Field(
         "llamacpp",
         description="llamacpp (the GGUF `make run` installs, run in-process), ollama or openai (any OpenAI-compatible"

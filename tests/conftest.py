@@ -118,13 +118,13 @@ class Served:
 
 
 @contextmanager
-def serve_process(env: dict[str, str]) -> Iterator[Served]:
-    """`eventbot serve --port 0` as a user starts it, with these settings; yields it once /healthz answers 200;
-    stopped after."""
+def serve_process(env: dict[str, str], *args: str) -> Iterator[Served]:
+    """`eventbot serve --port 0 [args]` as a user starts it, with these settings; yields it once /healthz answers
+    200; stopped after."""
     import httpx
 
     proc = subprocess.Popen(
-        [EVENTBOT, "serve", "--port", "0"],
+        [EVENTBOT, "serve", "--port", "0", *args],
         cwd=ROOT,
         text=True,
         stdout=subprocess.PIPE,

@@ -23,8 +23,9 @@ from bot.eval.bench.llm import measure_llm_documents, measure_llm_floor, measure
 from bot.eval.distractors import FORBIDDEN, article, write_corpus, write_large_document
 from tests.conftest import ROOT, SAFETY_TIMEOUT_S, run_cli
 
+# Ratios of figures that cannot honestly be zero (a cached answer's time can be, below a microsecond: checked for
+# what it means below)
 RATIOS = [
-    "ask_p50_ratio",
     "ask_new_p50_ratio",
     "large_ask_new_p50_ratio",
     "large_ask_new_p50_vs_1",
@@ -52,7 +53,10 @@ def test_bench_quick_reports_all_figures():
     )  # no part failed
     assert figures["chunks"] > 1 and figures["questions"] == 10
     assert figures["large_chunks"] > 10 * figures["chunks"] and figures["big_document_kb"] >= 20
-    assert all(figures[k] > 0 for k in ("embed_chunks_per_s", "ask_p50_ms", "model_load_s", "floor_embed_ms"))
+    assert all(figures[k] > 0 for k in ("embed_chunks_per_s", "model_load_s", "floor_embed_ms"))
+    # the article's questions asked again are served from the answer cache: faster than new ones, on any CPU
+    assert 0 <= figures["ask_p50_ms"] < figures["ask_new_p50_ms"]
+    assert 0 <= figures["ask_p50_ratio"] < figures["ask_new_p50_ratio"]
     assert all(figures[k] is not None and figures[k] > 0 for k in RATIOS), {k: figures[k] for k in RATIOS}
     assert_floors_and_ratios_are_their_parts(figures)
     assert figures["errors_c1"] == figures["errors_c4"] == figures["errors_c12"] == 0
@@ -62,7 +66,7 @@ def test_bench_quick_reports_all_figures():
     assert figures["upload_pdf_pages"] == 20 and figures["upload_pdf_chunks"] > 20  # the PDF answered, page cited
 
 
-# Each ratio the bench reports and the parts it is of, in the same run's figures (value / floor, rounded to 2 places).
+# Each ratio the bench reports and the parts it is of, in the same run's figures (value / floor, 3 significant digits).
 RATIO_PARTS = {
     "ask_p50_ratio": ("ask_p50_ms", "floor_embed_ms"),
     "ask_new_p50_ratio": ("ask_new_p50_ms", "floor_embed_ms"),
@@ -91,13 +95,13 @@ def assert_floors_and_ratios_are_their_parts(figures: dict) -> None:
     """Every floor and ratio is made of the figures it names, from the same run (a part wired to the wrong figure,
     or a figure recorded after the ratio that reads it, fails here)."""
     assert figures["floor_embed_ms"] == min(figures["embed_question_ms"], figures["embed_question_1thread_ms"])
-    assert figures["floor_answer_ms"] == round(figures["floor_embed_ms"] + figures["reader_pass_ms"], 1)
+    assert figures["floor_answer_ms"] == round(figures["floor_embed_ms"] + figures["reader_pass_ms"], 3)
     assert figures["embed_only_serial_rps"] == round(1000 / figures["floor_embed_ms"], 1)
     assert figures["embed_only_rps"] == max(figures["embed_only_serial_rps"], figures["embed_only_c12_rps"])
     parts = {k: (figures[value], figures[floor]) for k, (value, floor) in RATIO_PARTS.items()}
-    assert {k: figures[k] for k in parts} == {k: round(v / f, 2) for k, (v, f) in parts.items()}
+    assert {k: figures[k] for k in parts} == {k: ratio(v, f) for k, (v, f) in parts.items()}
     encode_parse = figures["raw_encode_s"] + figures["raw_parse_s"]
-    assert figures["ingest_vs_raw_encode_parse"] == round(encode_parse / figures["ingest_s"], 2)
+    assert figures["ingest_vs_raw_encode_parse"] == ratio(encode_parse, figures["ingest_s"])
     # the first cited answer to the uploaded PDF: the upload, then the question (each rounded on its own)
     upload_then_ask = figures["upload_pdf_s"] + figures["upload_pdf_ask_ms"] / 1000
     assert figures["upload_pdf_first_answer_s"] == pytest.approx(upload_then_ask, abs=0.011)
@@ -108,9 +112,9 @@ def test_percentiles_ratios_and_milliseconds_on_known_values():
     values = [50.0, 10.0, 40.0, 20.0, 30.0]  # unsorted: the percentile sorts
     assert (pct(values, 50), pct(values, 95), pct(values, 100)) == (30.0, 48.0, 50.0)  # linear between ranks
     assert pct([1.0, 2.0, 3.0, 4.0], 50) == 2.5
-    assert ratio(1.0, 3.0) == 0.33 and ratio(2.0, 3.0, digits=3) == 0.667
+    assert ratio(1.0, 3.0) == 0.333 and ratio(2.0, 3.0, digits=2) == 0.67 and ratio(0.004, 3.0) == 0.00133
     assert ratio(None, 3.0) is None and ratio(1.0, 0.0) is None and ratio(1.0, None) is None  # no floor: no ratio
-    assert ms(0.25) == 250.0 and ms(0.00004) == 0.0
+    assert ms(0.25) == 250.0 and ms(0.000004) == 0.004 and ms(0.0000004) == 0.0  # to the microsecond
 
 
 def test_distractors_are_deterministic_and_name_nothing_of_the_article(tmp_path):

@@ -30,7 +30,7 @@ from bot.answer.llm_decide import LLM_FEATURES, LLMDecision
 from bot.chain import cited, draft_chain
 from bot.settings import Settings
 from bot.types import Generation, Turn
-from tests.conftest import ARTICLE, run_cli
+from tests.conftest import ARTICLE, SAFETY_TIMEOUT_S, run_cli
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 
@@ -534,20 +534,40 @@ def test_cut_off_sentence_is_dropped_and_markers_read():
 
 
 class SlowLlama:
-    """A stand-in for llama_cpp.Llama that writes one fixed answer once `release` is set."""
+    """A stand-in for llama_cpp.Llama that writes one fixed answer once `release` is set, and records how many use it
+    at once (`most_at_once`): a real Llama used by two at once crashes the process."""
 
     def __init__(self):
         self.release = threading.Event()
+        self.started = threading.Semaphore(0)  # released once per generation that has begun
+        self.at_once = self.most_at_once = 0
+        self._count = threading.Lock()
 
     def tokenize(self, text, add_bos=False, special=False):
         return [1]
 
     def create_chat_completion(self, **kwargs):
         def stream():
-            self.release.wait(10)
-            yield {"choices": [{"delta": {"content": "Not in the documents."}}]}
+            with self._count:
+                self.at_once += 1
+                self.most_at_once = max(self.most_at_once, self.at_once)
+            self.started.release()
+            try:
+                assert self.release.wait(SAFETY_TIMEOUT_S), "never released"
+                yield {"choices": [{"delta": {"content": "Not in the documents."}}]}
+            finally:
+                with self._count:
+                    self.at_once -= 1
 
         return stream()
+
+
+def wait_until(check, what: str) -> None:
+    """Poll `check()` until it is true (a hang fails after SAFETY_TIMEOUT_S)."""
+    deadline = time.monotonic() + SAFETY_TIMEOUT_S
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
 
 
 def test_questions_beyond_the_llms_queue_are_refused_with_when_to_retry():
@@ -555,18 +575,44 @@ def test_questions_beyond_the_llms_queue_are_refused_with_when_to_retry():
     from bot.errors import LLMBusyError
 
     llama = SlowLlama()
-    chat = LlamaCppChat(llama=llama, model_path="fake.gguf", queue=2, timeout_s=30)
-    with ThreadPoolExecutor(6) as pool:
-        waiting = [pool.submit(chat.invoke, "q") for _ in range(3)]  # one generating, two waiting
-        deadline = time.monotonic() + 5
-        while chat._waiting < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        with pytest.raises(LLMBusyError) as busy:
-            chat.invoke("one too many")
-        assert busy.value.retry_after_s >= 1 and "EVENTBOT_LLM_QUEUE=2" in str(busy.value)
+    chat = LlamaCppChat(llama=llama, model_path="fake.gguf", queue=2, timeout_s=SAFETY_TIMEOUT_S)
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            waiting = [pool.submit(chat.invoke, "q") for _ in range(3)]  # one generating, two waiting
+            wait_until(lambda: chat.turns.waiting == 3, "three questions at the LLM")
+            with pytest.raises(LLMBusyError) as busy:
+                chat.invoke("one too many")
+            assert busy.value.retry_after_s >= 1 and "EVENTBOT_LLM_QUEUE=2" in str(busy.value)
+            llama.release.set()
+            assert [f.result().content for f in waiting] == ["Not in the documents."] * 3
+    finally:
         llama.release.set()
-        assert [f.result(timeout=10).content for f in waiting] == ["Not in the documents."] * 3
     assert chat.invoke("and now there is room").content == "Not in the documents."
+    assert llama.most_at_once == 1
+
+
+def test_chat_models_over_one_llama_take_turns_whichever_bot_holds_them():
+    """A served process swaps in a fresh bot, with a chat model of its own, over the same loaded model, while the bot
+    swapped out may still be reading documents ahead: the two must never use the model at once (issue 58: a
+    question during such a reading crashed the server inside llama.cpp)."""
+    from bot.answer.llamacpp import LlamaCppChat
+
+    llama = SlowLlama()
+    old, fresh = (LlamaCppChat(llama=llama, model_path="fake.gguf", timeout_s=SAFETY_TIMEOUT_S) for _ in range(2))
+    assert old.turns is fresh.turns
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            reading = pool.submit(old.invoke, "the documents, read ahead")
+            assert llama.started.acquire(timeout=SAFETY_TIMEOUT_S)
+            questions = [pool.submit(fresh.invoke, f"question {n}") for n in range(3)]
+            wait_until(lambda: fresh.turns.waiting == 4, "the questions wait for the reading")
+            assert llama.at_once == 1 and not any(q.done() for q in questions)
+            llama.release.set()
+            assert reading.result().content == "Not in the documents."
+            assert [q.result().content for q in questions] == ["Not in the documents."] * 3
+    finally:
+        llama.release.set()
+    assert llama.most_at_once == 1
 
 
 def test_a_question_that_waits_past_the_time_limit_falls_back_without_waiting_longer(bot):
@@ -574,16 +620,18 @@ def test_a_question_that_waits_past_the_time_limit_falls_back_without_waiting_lo
 
     llama = SlowLlama()
     chat = LlamaCppChat(llama=llama, model_path="fake.gguf", queue=2, timeout_s=1)
-    with ThreadPoolExecutor(1) as pool:
-        first = pool.submit(chat.invoke, "q")  # holds the model until released
-        time.sleep(0.2)
-        started = time.monotonic()
-        answer = ask(bot, "Who consoled Sakamoto?", generate=Generator(chat, "llamacpp"))
-        assert time.monotonic() - started < 5
-        assert_fell_back(answer, bot.ask("Who consoled Sakamoto?"))
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            first = pool.submit(chat.invoke, "q")  # holds the model until released
+            assert llama.started.acquire(timeout=SAFETY_TIMEOUT_S)
+            answer = ask(bot, "Who consoled Sakamoto?", generate=Generator(chat, "llamacpp"))
+            assert not first.done()  # answered while the model was still held: it did not wait for its turn
+            assert_fell_back(answer, bot.ask("Who consoled Sakamoto?"))
+            llama.release.set()
+            with pytest.raises(TimeoutError):  # the one generating ran past the limit too
+                first.result()
+    finally:
         llama.release.set()
-        with pytest.raises(TimeoutError):  # the one generating ran past the limit too
-            first.result(timeout=10)
 
 
 def test_a_busy_llm_is_a_503_with_retry_after():

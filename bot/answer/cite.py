@@ -43,7 +43,7 @@ def cite(state: ChainState) -> Answer:
     """Turn the answerer's draft into the answer object: numbered verbatim quotes and the contexts used."""
     draft: Draft = state["draft"]
     steps = state["timings_ms"]
-    timings = {**steps, "total": round(sum(v for k, v in steps.items() if k != "total"), 2)}
+    timings = {**steps, "total": round(sum(v for k, v in steps.items() if k != "total"), 3)}
     return Answer(
         question=state["question"],
         answer=draft.text,

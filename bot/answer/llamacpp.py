@@ -9,6 +9,7 @@ import math
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -20,7 +21,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from bot.answer.prompt_states import PromptStates
 from bot.errors import LLMBusyError, LLMSetupError
@@ -86,14 +87,43 @@ def without_extra_buffer_types() -> Iterator[None]:
             llama_module.llama_cpp.llama_model_default_params = original
 
 
+class ModelTurns:
+    """Whose turn it is at one `llama_cpp.Llama`: a context is not thread-safe, and two users of it at once (a question
+    and a reading ahead, say) crash the process inside llama.cpp (a GGML_ASSERT or a segfault). Every chat model over
+    the same `Llama` shares its one `ModelTurns` (`turns_of`), however many bots a served process holds: the bot
+    swapped out when the index changes may still be reading ahead while the fresh one answers. `lock` is held for all
+    of one use (loading a saved reading, generating, saving it); `waiting` counts those generating or waiting to;
+    `recent_s` is a moving average of an answer's seconds, for a refusal's Retry-After."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count_lock = threading.Lock()
+        self.waiting = 0
+        self.recent_s = 2.0
+
+
+_turns: "weakref.WeakKeyDictionary[Any, ModelTurns]" = weakref.WeakKeyDictionary()
+_turns_lock = threading.Lock()
+
+
+def turns_of(llama: Any) -> ModelTurns:
+    """The one `ModelTurns` of this `Llama` in this process."""
+    with _turns_lock:
+        turns = _turns.get(llama)
+        if turns is None:
+            turns = _turns[llama] = ModelTurns()
+        return turns
+
+
 ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 
 
 class LlamaCppChat(BaseChatModel):
     """A thin LangChain chat model over an in-process `llama_cpp.Llama`: greedy decoding, at most `max_tokens`
     tokens, stopped after `timeout_s` seconds, optionally held to the regular language `shape` (ShapedGreedy). One
-    generation at a time (a `Llama` is not thread-safe); at most `queue` more wait for their turn, and a request beyond
-    them is refused at once (LLMBusyError, with how long a generation has lately taken times the queue ahead). With
+    use of the `Llama` at a time, shared with every other chat model over it (ModelTurns); at most `queue` more wait
+    for their turn, and a request beyond them is refused at once (LLMBusyError, with how long a generation has lately
+    taken times the queue ahead). With
     `states`, what it read of the documents (the system message) is saved once and loaded when they come again."""
 
     llama: Any = Field(exclude=True)
@@ -105,10 +135,10 @@ class LlamaCppChat(BaseChatModel):
     abstention: str | None = None  # the reply that declines: the probability of opening with it is recorded
     queue: int = 8
     states: PromptStates | None = Field(default=None, exclude=True)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _waiting: int = PrivateAttr(default=0)  # generating or waiting to
-    _count_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _recent_s: float = PrivateAttr(default=2.0)  # a moving average of a generation's seconds
+
+    @property
+    def turns(self) -> ModelTurns:
+        return turns_of(self.llama)
 
     @property
     def _llm_type(self) -> str:
@@ -138,20 +168,21 @@ class LlamaCppChat(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         request = [{"role": ROLES.get(m.type, "user"), "content": str(m.text)} for m in messages]
-        with self._count_lock:
-            if self._waiting > self.queue:
-                ahead = self._waiting
+        turns = self.turns
+        with turns.count_lock:
+            if turns.waiting > self.queue:
+                ahead = turns.waiting
                 raise LLMBusyError(
                     f"{ahead} questions are waiting for the LLM (EVENTBOT_LLM_QUEUE={self.queue}): try again shortly",
-                    retry_after_s=max(1, math.ceil(self._recent_s * ahead)),
+                    retry_after_s=max(1, math.ceil(turns.recent_s * ahead)),
                 )
-            self._waiting += 1
+            turns.waiting += 1
         try:  # the time limit counts from now: waiting for the turn is part of it
             deadline = time.monotonic() + self.timeout_s
             yield from self._generate_in_turn(request, stop, run_manager, deadline, kwargs.get("max_tokens"))
         finally:
-            with self._count_lock:
-                self._waiting -= 1
+            with turns.count_lock:
+                turns.waiting -= 1
 
     def _generate_in_turn(
         self,
@@ -161,7 +192,8 @@ class LlamaCppChat(BaseChatModel):
         deadline: float,
         max_tokens: int | None = None,
     ) -> Iterator[ChatGenerationChunk]:
-        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        turns = self.turns
+        if not turns.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise TimeoutError(f"no turn at the LLM within {self.timeout_s:g}s")
         try:
             started = time.monotonic()
@@ -193,10 +225,10 @@ class LlamaCppChat(BaseChatModel):
             finally:
                 stream.close()
                 if max_tokens is None:  # an answer (a reading ahead takes far longer and says nothing of answers)
-                    self._recent_s = 0.7 * self._recent_s + 0.3 * (time.monotonic() - started)
+                    turns.recent_s = 0.7 * turns.recent_s + 0.3 * (time.monotonic() - started)
             yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=recorder.signals()))
         finally:
-            self._lock.release()
+            turns.lock.release()
 
     def read_ahead(self, messages: list[BaseMessage], stop: threading.Event | None = None) -> bool:
         """Read the documents of `messages` (their system message) and save what was read, unless saved already,
@@ -207,7 +239,7 @@ class LlamaCppChat(BaseChatModel):
         with self.states.reading(str(messages[0].text)) as ours:  # not saved, nor read by another worker now
             if not ours:
                 return False
-            while self._waiting:
+            while self.turns.waiting:
                 if stop is not None and stop.wait(0.2):
                     return False
                 time.sleep(0.05)

@@ -79,7 +79,7 @@ def _measure_reader_floor(f: dict, settings: Settings, reps: int) -> None:
     for i in range(reps):
         reader.read(f"Who won the gold medal in heat {i}?", windows)
     f["reader_pass_ms"] = ms((time.perf_counter() - t0) / reps)
-    f["floor_answer_ms"] = round(f["floor_embed_ms"] + f["reader_pass_ms"], 1)
+    f["floor_answer_ms"] = round(f["floor_embed_ms"] + f["reader_pass_ms"], 3)
 
 
 def measure_article(f: dict, settings: Settings, sizes: Sizes, prefix: str) -> list[tuple[bool, str]]:
@@ -101,7 +101,7 @@ def measure_article(f: dict, settings: Settings, sizes: Sizes, prefix: str) -> l
     new = [a.timings_ms["total"] for a in first]
     f[f"{prefix}ask_new_p50_ms"] = pct(new, 50)
     f[f"{prefix}ask_new_p95_ms"] = pct(new, 95)
-    f[f"{prefix}ask_new_max_ms"] = round(max(new), 1)
+    f[f"{prefix}ask_new_max_ms"] = round(max(new), 3)
     f[f"{prefix}ask_new_p50_ratio"] = ratio(f[f"{prefix}ask_new_p50_ms"], f["floor_embed_ms"])
     f[f"{prefix}ask_new_p50_answer_ratio"] = ratio(f[f"{prefix}ask_new_p50_ms"], f["floor_answer_ms"])
     scored = [score_item(i, a) for i, a in zip(items, first, strict=True)]
@@ -121,9 +121,9 @@ def measure_article(f: dict, settings: Settings, sizes: Sizes, prefix: str) -> l
         f["questions"] = len(totals)
     f[f"{prefix}ask_p50_ms"] = pct(totals, 50)
     f[f"{prefix}ask_p95_ms"] = pct(totals, 95)
-    f[f"{prefix}ask_max_ms"] = round(max(totals), 1)
-    f[f"{prefix}retrieve_mean_ms"] = round(statistics.mean(retrieve), 1)
-    f[f"{prefix}answer_mean_ms"] = round(statistics.mean(answer), 1)
+    f[f"{prefix}ask_max_ms"] = round(max(totals), 3)
+    f[f"{prefix}retrieve_mean_ms"] = round(statistics.mean(retrieve), 3)
+    f[f"{prefix}answer_mean_ms"] = round(statistics.mean(answer), 3)
     del bot
     return [(a.abstained, "" if a.abstained else a.answer) for a in first]
 

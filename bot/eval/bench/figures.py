@@ -1,6 +1,7 @@
 """What every part of the bench shares: the result (figures and notes), how much a run measures (`Sizes`: the
-full run or `quick`), a part that cannot run here, and how figures are rounded: milliseconds, a ratio to a floor,
-a percentile."""
+full run or `quick`), a part that cannot run here, and how figures are rounded: milliseconds to the microsecond, a
+ratio to a floor to three significant digits, a percentile (a cached answer on a fast CPU takes a few microseconds:
+rounded to a tenth of a millisecond it read 0.0, and so did its ratio)."""
 
 from __future__ import annotations
 
@@ -42,14 +43,15 @@ class Sizes:
 
 
 def ms(seconds: float) -> float:
-    return round(seconds * 1000, 1)
+    return round(seconds * 1000, 3)
 
 
-def ratio(value: float | None, floor: float | None, digits: int = 2) -> float | None:
+def ratio(value: float | None, floor: float | None, digits: int = 3) -> float | None:
+    """value / floor to `digits` significant digits (None without a floor)."""
     if value is None or not floor:
         return None
-    return round(value / floor, digits)
+    return float(f"{value / floor:.{digits}g}")
 
 
 def pct(values: Sequence[float], q: float) -> float:
-    return round(float(np.percentile(values, q)), 1)
+    return round(float(np.percentile(values, q)), 3)

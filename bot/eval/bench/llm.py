@@ -11,6 +11,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bot.eval.bench.corpora import ARTICLE
 from bot.eval.bench.figures import BenchResult, SectionSkipped, Sizes, ms, pct, ratio
@@ -37,7 +38,7 @@ def cpu_flags() -> str:
 def measure_llm_floor(result: BenchResult, sizes: Sizes, model: Path | None = None) -> None:
     """Prefill and decode tokens/s, and a new question's latency over the cached article (`model`: the installed
     LLM by default; skipped when it is not installed), with the CPU's flags in the notes."""
-    from bot.answer.llamacpp import load_llama
+    from bot.answer.llamacpp import load_llama, turns_of
     from bot.errors import LLMSetupError
     from bot.llm_file import installed
 
@@ -46,6 +47,11 @@ def measure_llm_floor(result: BenchResult, sizes: Sizes, model: Path | None = No
         llama = load_llama(str(path))
     except LLMSetupError as exc:
         raise SectionSkipped(str(exc)) from exc
+    with turns_of(llama).lock:  # the model is this process's: a bot in it waits while the floor is measured
+        _measure_floor(result, sizes, llama, path)
+
+
+def _measure_floor(result: BenchResult, sizes: Sizes, llama: Any, path: Path) -> None:
     f = result.figures
     article = ARTICLE.read_text(encoding="utf-8")
     system = {"role": "system", "content": f"{SYSTEM}\n\n<article>\n{article}\n</article>"}
