@@ -175,7 +175,7 @@ def measure_llm_documents(
         if label == "llm_ahead_":
             started = time.perf_counter()
             bot.read_ahead()
-            f["llm_ahead_read_s"] = round(time.perf_counter() - started, 1)
+            f["llm_ahead_read_s"] = round(time.perf_counter() - started, 3)
         times, scored = [], []
         for item in items:
             started = time.perf_counter()
