@@ -349,7 +349,10 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
 # accuracy with 0.027 wrong; first-sight figures are in data/eval/FIRST_SIGHT.md. event_qa and marathon_qa were the
 # first development sets; the others were written blind by helpers who never saw the code, each scored once before
 # use (rounds 1-7). A yes/no item (`"yes_no"`) is right only when the reply opens with the right "Yes" or "No". Raise
-# these as the answerer improves (git log -p tests/test_eval.py has the old values).
+# these as the answerer improves (git log -p tests/test_eval.py has the old values). Every accuracy floor sits above
+# the share of its set's unanswerable questions, which a bot that declines everything gets (checked below): on
+# 2026-12-06 (issue 58) sixteen did not; those where the span reader's figure that day stood at least two questions
+# above that share got a floor one and a half questions under it, and the others lost their accuracy floor.
 FLOORS = {
     "chat2_conversations": {"accuracy": 0.24, "grounded_names": 1.0},
     "chat2_qa": {"accuracy": 0.54, "abstention_precision": 0.33, "abstention_recall": 0.89, "grounded_names": 1.0},
@@ -418,7 +421,7 @@ FLOORS = {
     "newsdoc8_qa": {"accuracy": 0.6},
     "yesno8_qa": {"accuracy": 0.25},
     # round 9 (2026-12-05), its first sight (the span reader alone, fp32, AVX-512): two questions' worth under it
-    "chat9_conversations": {"accuracy": 0.17},
+    "chat9_conversations": {},  # at or under the decline-everything share: no floor
     "event9_qa": {"accuracy": 0.3},
     "newsdoc9_qa": {"accuracy": 0.57},
     "yesno9_qa": {"accuracy": 0.06},
@@ -426,27 +429,27 @@ FLOORS = {
     "newsyn10_qa": {"accuracy": 0.25},
     "yesno10_qa": {"accuracy": 0.04},
     # round 11 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat11_conversations": {"accuracy": 0.12},
+    "chat11_conversations": {"accuracy": 0.187},  # raised over the decline-everything share
     "event11_qa": {"accuracy": 0.4},
     "newsdoc11_qa": {"accuracy": 0.53},
     # round 12 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat12_conversations": {"accuracy": 0.08},
+    "chat12_conversations": {},  # at or under the decline-everything share: no floor
     "event12_qa": {"accuracy": 0.33},
     "newsdoc12_qa": {"accuracy": 0.43},
     # round 13 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat13_conversations": {"accuracy": 0.08},
+    "chat13_conversations": {},  # at or under the decline-everything share: no floor
     "event13_qa": {"accuracy": 0.3},
     "newsdoc13_qa": {"accuracy": 0.33},
     # round 14 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat14_conversations": {"accuracy": 0.12},
+    "chat14_conversations": {},  # at or under the decline-everything share: no floor
     "event14_qa": {"accuracy": 0.43},
     "newsdoc14_qa": {"accuracy": 0.43},
     # round 15 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat15_conversations": {"accuracy": 0.12},
+    "chat15_conversations": {},  # at or under the decline-everything share: no floor
     "event15_qa": {"accuracy": 0.33},
     "newsdoc15_qa": {"accuracy": 0.6},
     # round 16 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat16_conversations": {"accuracy": 0.16},
+    "chat16_conversations": {"accuracy": 0.187},  # raised over the decline-everything share
     "event16_qa": {"accuracy": 0.4},
     "newsdoc16_qa": {"accuracy": 0.5},
     # round 17 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
@@ -454,15 +457,15 @@ FLOORS = {
     "event17_qa": {"accuracy": 0.33},
     "newsdoc17_qa": {"accuracy": 0.36},
     # round 18 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat18_conversations": {"accuracy": 0.12},
+    "chat18_conversations": {},  # at or under the decline-everything share: no floor
     "event18_qa": {"accuracy": 0.3},
     "newsdoc18_qa": {"accuracy": 0.5},
     # round 19 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat19_conversations": {"accuracy": 0.12},
+    "chat19_conversations": {},  # at or under the decline-everything share: no floor
     "event19_qa": {"accuracy": 0.36},
     "newsdoc19_qa": {"accuracy": 0.4},
     # round 20 (2026-12-05), its first sight (the span reader alone): two questions' worth under it
-    "chat20_conversations": {"accuracy": 0.12},
+    "chat20_conversations": {},  # at or under the decline-everything share: no floor
     "event20_qa": {"accuracy": 0.36},
     "newsdoc20_qa": {"accuracy": 0.36},
     # round 21 (2026-12-06), its first sight (the span reader alone): two questions' worth under it
@@ -470,7 +473,7 @@ FLOORS = {
     "event21_qa": {"accuracy": 0.36},
     "newsdoc21_qa": {"accuracy": 0.4},
     # round 22 (2026-12-06), its first sight (the span reader alone): two questions' worth under it
-    "chat22_conversations": {"accuracy": 0.16},
+    "chat22_conversations": {"accuracy": 0.187},  # raised over the decline-everything share
     "event22_qa": {"accuracy": 0.3},
     "newsdoc22_qa": {"accuracy": 0.33},
     # round 23 (2026-12-06), its first sight (the span reader alone): two questions' worth under it
@@ -478,16 +481,16 @@ FLOORS = {
     "event23_qa": {"accuracy": 0.36},
     "newsdoc23_qa": {"accuracy": 0.3},
     # round 24 (2026-12-06), its first sight (the span reader alone): two questions' worth under it
-    "chat24_conversations": {"accuracy": 0.12},
-    "event24_qa": {"accuracy": 0.26},
+    "chat24_conversations": {},  # at or under the decline-everything share: no floor
+    "event24_qa": {"accuracy": 0.283},  # raised over the decline-everything share
     "newsdoc24_qa": {"accuracy": 0.33},
     # round 25 (2026-12-06), its first sight (the span reader alone): two questions' worth under it
-    "chat25_conversations": {"accuracy": 0.08},
+    "chat25_conversations": {},  # at or under the decline-everything share: no floor
     "event25_qa": {"accuracy": 0.3},
     "newsdoc25_qa": {"accuracy": 0.43},
     # round 26 (2026-12-06), its first sight (the span reader alone): two questions' worth under it
-    "chat26_conversations": {"accuracy": 0.08},
-    "event26_qa": {"accuracy": 0.26},
+    "chat26_conversations": {},  # at or under the decline-everything share: no floor
+    "event26_qa": {"accuracy": 0.283},  # raised over the decline-everything share
     "newsdoc26_qa": {"accuracy": 0.36},
 }
 WRONG_RATE_CEILINGS = {
@@ -609,11 +612,21 @@ def test_eval_quality_floors(evaluation_run):
         m = d["results"]["default"]["metrics"]["overall"]
         checks = FLOORS[d["name"]]
         misses += [
-            f"{d['name']} {key} {m[key]} < {bar:.2f}" for key, bar in checks.items() if m[key] is None or m[key] < bar
+            f"{d['name']} {key} {m[key]} < {bar:.3f}" for key, bar in checks.items() if m[key] is None or m[key] < bar
         ]
         if m["wrong_rate"] > WRONG_RATE_CEILINGS[d["name"]]:
             misses.append(f"{d['name']} wrong_rate {m['wrong_rate']:.2f} > {WRONG_RATE_CEILINGS[d['name']]:.2f}")
     assert not misses, "; ".join(misses)
+
+
+def test_every_accuracy_floor_fails_a_bot_that_declines_everything():
+    too_low = {}
+    for name, checks in FLOORS.items():
+        items = load_dataset(ROOT / "data" / "eval" / f"{name}.jsonl")
+        declined_right = sum(not item.answerable for item in items) / len(items)
+        if "accuracy" in checks and checks["accuracy"] <= declined_right:
+            too_low[name] = (checks["accuracy"], round(declined_right, 3))
+    assert not too_low, too_low
 
 
 def test_wrong_rate_counts_confident_wrong_answers_not_abstentions():
