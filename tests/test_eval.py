@@ -76,6 +76,32 @@ def test_an_abstention_is_never_a_correct_answer_but_is_correct_for_unanswerable
     assert not is_correct(answer("Silver [1].", [SILVER]), [], answerable=False)
 
 
+def test_an_answer_of_several_sentences_is_right_when_it_names_enough_key_points_and_nothing_its_quotes_lack():
+    points = ["Alysa Liu | Liu", "gold", "Sakamoto", "silver | second"]
+    quotes = [SILVER, "Alysa Liu won the gold medal."]
+    overview = answer("Alysa Liu won gold [2]. Sakamoto took silver, 1.91 points behind [1].", quotes)
+    scored = score_item(item(answers=(), evidence=SILVER, kind="overview").model_copy(
+        update={"key_points": points, "min_points": 3}), overview)  # fmt: skip
+    assert scored.correct and scored.key_points == 1.0
+    assert not is_correct(answer("Liu won gold [2].", quotes), [], True, key_points=points, min_points=3)
+    made_up = answer("Alysa Liu won gold [2]. Sakamoto took silver, 2.5 points behind [1].", quotes)
+    assert not is_correct(made_up, [], True, key_points=points, min_points=3)  # 2.5: not in what it cites
+    declined = score_item(item(answers=()).model_copy(update={"key_points": points, "min_points": 3}),
+                          answer("The article doesn't say.", abstained=True))  # fmt: skip
+    assert not declined.correct and declined.key_points == 0.0
+
+
+def test_key_points_label_an_item_and_min_points_must_fit_them(tmp_path):
+    good = {"id": "o1", "question": "what happened?", "answerable": True, "kind": "overview",
+            "key_points": ["Liu", "gold"], "min_points": 2}  # fmt: skip
+    path = tmp_path / "o.jsonl"
+    path.write_text(json.dumps(good) + "\n")
+    assert load_dataset(path)[0].key_points == ["Liu", "gold"]
+    path.write_text(json.dumps(good | {"min_points": 3}) + "\n")
+    with pytest.raises(EvaluationError, match="min_points"):
+        load_dataset(path)
+
+
 def test_exact_match_is_squad_normalized():
     assert exact_match("The Silver medal [1].", ["silver medal"]) == 1.0
     assert exact_match("a silver medal, again", ["silver medal"]) == 0.0

@@ -3,7 +3,9 @@ is answered from. Both the scoring (`bot.eval.metrics`) and the running (`bot.ev
 
 A dataset is a JSON Lines file, one item a line:
 `{"id", "question", "answers": [accepted strings], "answerable": bool, "evidence": "verbatim span", "kind",
-"history": [{"role", "content"}]?}`, or a conversation: `{"id", "kind": "conversation", "turns": [{"question",
+"history": [{"role", "content"}]?}`; a question answered in several sentences (an overview, a list, why or how) gives
+instead `"key_points"` (short strings a good answer names, alternatives parted by " | ") and `"min_points"` (how many
+it must name); or a conversation: `{"id", "kind": "conversation", "turns": [{"question",
 "answers", "answerable", "evidence", "kind"?}, ...]}`, whose turns are asked in order, each with the history of the
 earlier turns and the bot's own answers to them (as a user's chat would be). A dataset `X.jsonl` is answered from
 the documents in the sibling folder `X/` when it exists, else from the default corpus (`Settings().corpus`).
@@ -39,6 +41,8 @@ class EvalItem(BaseModel):
     evidence: str = ""
     kind: str
     yes_no: bool | None = None  # a yes/no question's answer: the reply must open with the right "Yes" or "No"
+    key_points: list[str] = []  # what a good answer of several sentences names ("Alysa Liu | Liu": alternatives)
+    min_points: int = 0  # how many of the key points it must name
     history: list[Turn] = []
     conversation: str | None = None  # the conversation this turn belongs to; its history is the bot's own answers
 
@@ -104,7 +108,7 @@ def load_dataset(path: Path) -> list[EvalItem]:
 
 def check_labelled(raw: object, where: str) -> None:
     """EvaluationError when an item (or a conversation's turn) is not labelled yet: `answerable` missing or null,
-    or true with neither `answers` nor `yes_no`. Other faults are left to the item's model."""
+    or true with none of `answers`, `yes_no` and `key_points`. Other faults are left to the item's model."""
     if not isinstance(raw, dict):
         return
     turns = raw.get("turns") if "turns" in raw else [raw]
@@ -112,10 +116,14 @@ def check_labelled(raw: object, where: str) -> None:
         if not isinstance(item, dict):
             continue
         answerable = item.get("answerable")
-        if answerable is None or (answerable is True and not item.get("answers") and item.get("yes_no") is None):
+        labels = item.get("answers") or item.get("key_points") or item.get("yes_no") is not None
+        if answerable is None or (answerable is True and not labels):
             raise EvaluationError(
                 f'{where}: not labelled yet: set "answerable" (true or false) and, when true, "answers"'
             )
+        points = item.get("key_points") or []
+        if not isinstance(item.get("min_points", 0), int) or not 0 <= item.get("min_points", 0) <= len(points):
+            raise EvaluationError(f'{where}: "min_points" must be a whole number from 0 to the key points\' count')
 
 
 def dataset_corpus(path: Path, settings: Settings) -> list[Path]:

@@ -5,7 +5,10 @@ Metrics, per kind and overall; no LLM judge. Text is compared after `normalize` 
 apostrophes made straight, whitespace collapsed) with the answer's `[n]` markers removed.
 
 - accuracy: an answerable item is correct when the answer did not abstain and contains one of the accepted strings
-  (as whole words); an unanswerable item is correct when the answer abstained.
+  (as whole words); an unanswerable item is correct when the answer abstained. An item with key points (an overview,
+  a list, why or how) is correct when the answer names at least `min_points` of them (any alternative, as whole
+  words) and names no number, date, name or quote that its cited sentences lack; `key_points` is the mean share of
+  an item's key points the answer names (answerable key-point items; 0 for an abstention).
 - wrong rate: the share of all items answered (not abstained) but not correct: the confident wrong answers,
   which are worse than an abstention.
 - exact match / F1: the official SQuAD normalisation and token-bag F1 (`bot.eval.scoring`), best over the accepted
@@ -80,11 +83,30 @@ def contains_word(haystack: str, needle: str) -> bool:
 # -- metrics on one answer ------------------------------------------------------------------------------------
 
 
-def is_correct(answer: Answer, answers: Sequence[str], answerable: bool, yes_no: bool | None = None) -> bool:
+def points_named(answer_text: str, key_points: Sequence[str]) -> int:
+    """How many key points the answer names: a point is named when one of its " | " alternatives is in it."""
+    text = counts_as_digits(normalize(without_markers(answer_text)))
+    return sum(
+        any(contains_word(text, counts_as_digits(normalize(a))) for a in point.split(" | ") if a.strip())
+        for point in key_points
+    )
+
+
+def is_correct(
+    answer: Answer,
+    answers: Sequence[str],
+    answerable: bool,
+    yes_no: bool | None = None,
+    key_points: Sequence[str] = (),
+    min_points: int = 0,
+) -> bool:
     if not answerable:
         return answer.abstained
     if answer.abstained:
         return False
+    if key_points:
+        grounded = not ungrounded_names(answer.answer, [c.quote for c in answer.citations])
+        return grounded and points_named(answer.answer, key_points) >= max(1, min_points)
     text = normalize(without_markers(answer.answer))
     if yes_no is not None:  # a yes/no question is answered by the reply's first word
         return WORD.match(text) is not None and WORD.match(text).group() == ("yes" if yes_no else "no")
@@ -170,6 +192,7 @@ class ItemResult:
     words: int
     backend: str
     history: list[dict] = field(default_factory=list)
+    key_points: float | None = None  # the share of the item's key points named (key-point items only)
 
 
 def score_item(item: EvalItem, answer: Answer) -> ItemResult:
@@ -185,7 +208,7 @@ def score_item(item: EvalItem, answer: Answer) -> ItemResult:
         expected=item.answers,
         answer=answer.answer,
         abstained=answer.abstained,
-        correct=is_correct(answer, item.answers, item.answerable, item.yes_no),
+        correct=is_correct(answer, item.answers, item.answerable, item.yes_no, item.key_points, item.min_points),
         exact_match=(exact_match(text, item.answers) if answered else 0.0) if item.answerable else None,
         f1=(token_f1(text, item.answers) if answered else 0.0) if item.answerable else None,
         citation_ok=citation_supports(item.evidence, quotes) if item.answerable and answered else None,
@@ -202,6 +225,9 @@ def score_item(item: EvalItem, answer: Answer) -> ItemResult:
         words=len(text.split()),
         backend=answer.backend,
         history=[t.model_dump() for t in item.history],
+        key_points=(points_named(answer.answer, item.key_points) if answered else 0) / len(item.key_points)
+        if item.key_points
+        else None,
     )
 
 
@@ -243,6 +269,7 @@ def summarize(results: Sequence[ItemResult]) -> dict[str, Any]:
         "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies else None,
         "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies else None,
         "answer_words": _mean(r.words for r in results if not r.abstained),
+        "key_points": _mean(r.key_points for r in results),
     }
 
 

@@ -25,6 +25,7 @@ SECONDARY = [
     ("latency p50 ms", "latency_p50_ms", "{:.1f}"),
     ("latency p95 ms", "latency_p95_ms", "{:.1f}"),
     ("answer words", "answer_words", "{:.1f}"),
+    ("key points named", "key_points", "{:.2f}"),
 ]
 
 
