@@ -54,14 +54,17 @@ def answered_states(settings: Settings, documents: list[Path], items: list, grou
             yield item, state
 
 
-def is_right(draft, item) -> bool:
+def is_right(draft, item, backing: list[str] | None = None) -> bool:
     """Whether `draft` is a right reply to the eval item, as `eventbot eval` scores it (an abstention is right
-    where the documents do not answer)."""
+    where the documents do not answer). An answer of several sentences must name nothing its quotes lack, or, for a
+    draft without quotes (the LLM's text unchecked), nothing `backing` (what it read) lacks."""
     from bot.eval.metrics import is_correct
-    from bot.types import Answer
+    from bot.types import Answer, Citation
 
-    reply = Answer(question=item.question, answer=draft.text, abstained=draft.abstained)
-    return is_correct(reply, item.answers, item.answerable, item.yes_no)
+    quotes = backing if backing is not None else [q.text for q in draft.quotes]
+    citations = [Citation(n=n, source="", chunk_id="", quote=q) for n, q in enumerate(quotes, 1)]
+    reply = Answer(question=item.question, answer=draft.text, abstained=draft.abstained, citations=citations)
+    return is_correct(reply, item.answers, item.answerable, item.yes_no, item.key_points, item.min_points)
 
 
 def readings(settings: Settings, documents: list[Path], items: list, group: str) -> Iterator[dict]:

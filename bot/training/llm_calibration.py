@@ -85,7 +85,7 @@ def llm_rows(settings: Settings, limit: int | None, datasets: list[Path] | None 
                 "yes_no": item.yes_no,
                 "features": review.features if review else None,
                 "llm_right": is_right(review.draft, item) if review else None,
-                "llm_alone_right": is_right(alone, item),
+                "llm_alone_right": is_right(alone, item, [p.text for p in state["llm_passages"]]),
                 "llm_alone_answered": not alone.abstained,
                 "reader_right": is_right(reader, item),
                 "reader_answered": not reader.abstained,
