@@ -17,7 +17,7 @@ from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.llm
 
-# Measured 2026-12-06 with `eventbot eval` and the default reader (2-core AMD EPYC, AVX2 only):
+# Measured 2026-12-06 with `eventbot eval` and the default reader (2-core AMD EPYC with AVX-512, no AMX):
 # set → (questions, unanswerable questions, answered right, answered wrong)
 MEASURED = {
     "event26_qa": (30, 8, 19, 0),
