@@ -88,7 +88,7 @@ class EventBot:
                 decision.threshold = settings.llm_answer_threshold
             guard = Guard(decision, reader.read)
         link = self.knowledge.lexicon.link
-        # the chain before its cite step (calibration reads the drafts), and the whole chain
+        # the chain before its cite step: `_read` cites its drafts (calibration reads them as they are)
         self.drafts = draft_chain(
             link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard, self.llm_reads
         )
