@@ -16,16 +16,17 @@ from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrou
 from bot.answer.cite import cite
 from bot.answer.condense import previous_turn
 from bot.answer.corpus import Corpus
+from bot.answer.overview import lead_passages, quoted_overview
 from bot.answer.reply import reply_to
 from bot.answer.state import ChainState, Linked
 from bot.answer.understand import understand
-from bot.types import Decision, Evidence, Generation, Passage, Question, Reading, Turn
+from bot.types import Decision, Draft, Evidence, Generation, Passage, Question, Reading, Turn
 
 T = TypeVar("T")
 
 Read = Callable[[Question, list[Passage], Corpus, str], Reading | None]  # bot.answer.read.SentenceReader
 Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.Answerability.decide
-Generate = Callable[[str, list[Passage], str, list[Turn]], Generation]  # bot.answer.generative.Generator
+Generate = Callable[[str, list[Passage], str, list[Turn], str], Generation]  # bot.answer.generative.Generator
 
 
 def timed(name: str, step: Callable[[ChainState], ChainState]) -> RunnableLambda:
@@ -64,7 +65,7 @@ def generate_and_guard(
 
     def generate_step(s: ChainState) -> ChainState:
         llm_passages = llm_reads(s["passages"])
-        generation = generate(s["standalone_question"], llm_passages, s["question"], s["history"])
+        generation = generate(s["standalone_question"], llm_passages, s["question"], s["history"], s["asked"].form)
         return {**s, "llm_passages": llm_passages, "llm_corpus": expand(llm_passages), "generation": generation}
 
     return timed("generate", generate_step) | timed("guard", guard)
@@ -80,6 +81,8 @@ def draft_chain(
     generate: Generate | None = None,
     guard: Callable[[ChainState], dict] | None = None,
     llm_reads: Callable[[list[Passage]], list[Passage]] | None = None,
+    question_form: Callable[[str], str] | None = None,
+    leads: Callable[[list[str]], list[Passage]] | None = None,
 ) -> Runnable:
     """The chain up to the draft: its output is the state, with "draft" (and the reading and decision behind it).
 
@@ -92,7 +95,24 @@ def draft_chain(
     With `generate` (an LLM) and `guard`, the extractive draft is still made first: it is the abstention signal
     and the fallback; the LLM then writes from what `llm_reads(passages)` gives it (the whole documents in a fixed
     order where they fit, so that its prompt's prefix is the same for every question), and the guard checks its
-    answer against those and decides which draft is cited."""
+    answer against those and decides which draft is cited.
+
+    `question_form(question)` tells the form of answer a question asks for (bot.answer.forms; one fact without it).
+    An overview also reads `leads(paths)`, the opening chunk of each document retrieved, and without the LLM (or
+    where nothing it writes holds) is answered with the document's opening sentences, quoted; the LLM's answers of
+    several sentences are held sentence by sentence (bot.answer.guard.review_long)."""
+
+    def understand_step(s: ChainState) -> Question:
+        text = s["standalone_question"]
+        return understand(text, question_form(text) if question_form else "fact")
+
+    def retrieve_step(s: ChainState) -> list[Passage]:
+        passages = retrieve(s["standalone_question"])
+        return lead_passages(passages, leads) if leads and s["asked"].form == "overview" else passages
+
+    def reply_step(s: ChainState) -> Draft:
+        overview = quoted_overview(s["passages"], s["corpus"]) if s["asked"].form == "overview" else None
+        return overview or reply_to(s["asked"], s["reading"], s["decision"], s["corpus"])
 
     def read_step(s: ChainState) -> Reading | None:
         return read(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"]))
@@ -104,9 +124,7 @@ def draft_chain(
     answer = (
         RunnablePassthrough.assign(reading=RunnableLambda(read_step, name="read"))
         | RunnablePassthrough.assign(decision=RunnableLambda(decide_step, name="decide"))
-        | RunnablePassthrough.assign(
-            draft=RunnableLambda(lambda s: reply_to(s["asked"], s["reading"], s["decision"], s["corpus"]), name="reply")
-        )
+        | RunnablePassthrough.assign(draft=RunnableLambda(reply_step, name="reply"))
     )
     steps = timed("answer", answer.invoke)
     if generate is not None and guard is not None:
@@ -121,8 +139,8 @@ def draft_chain(
     return (
         adds("link", "linked", link_turns)
         | adds("condense", "standalone_question", condense_question)
-        | adds("understand", "asked", lambda s: understand(s["standalone_question"]))
-        | adds("retrieve", "passages", lambda s: retrieve(s["standalone_question"]))
+        | adds("understand", "asked", understand_step)
+        | adds("retrieve", "passages", retrieve_step)
         | adds("expand", "corpus", lambda s: expand(s["passages"]))
         | steps
     )

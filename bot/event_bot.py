@@ -16,7 +16,7 @@ from bot.answer.retrieve import Retriever
 from bot.chain import draft_chain
 from bot.errors import StoreUnavailableError
 from bot.indexing import index_missing, learn_index
-from bot.models import shared_answerability, shared_embedder, shared_reader
+from bot.models import shared_answerability, shared_embedder, shared_forms, shared_reader
 from bot.questions import check_question
 from bot.settings import Settings
 from bot.suggestions import example_questions
@@ -89,8 +89,19 @@ class EventBot:
             guard = Guard(decision, reader.read)
         link = self.knowledge.lexicon.link
         # the chain before its cite step: `_read` cites its drafts (calibration reads them as they are)
+        forms = shared_forms()
         self.drafts = draft_chain(
-            link, self._condense, self.retriever, self.expand, self.read, self.decide, generate, guard, self.llm_reads
+            link,
+            self._condense,
+            self.retriever,
+            self.expand,
+            self.read,
+            self.decide,
+            generate,
+            guard,
+            self.llm_reads,
+            question_form=lambda text: forms.form_of(text, vectors.vector(text)),  # retrieval embeds it anyway
+            leads=lambda paths: self.retriever.leads(paths, self.knowledge.chunk_starts),
         )
         self._answered = LRUCache(settings.answer_cache_entries) if settings.answer_cache_entries else None
         # one reading per question: concurrent askers of the same question wait for it (cachetools' condition)

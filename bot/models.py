@@ -6,6 +6,7 @@ from pathlib import Path
 from langchain_core.embeddings import Embeddings
 
 from bot.answer.decide import Answerability
+from bot.answer.forms import FormModel
 from bot.reader.model import SpanReader
 from index.embeddings import bf16_fast, load_embedder
 
@@ -29,3 +30,9 @@ def shared_answerability(path: Path, threshold: float | None) -> Answerability:
     if threshold is not None:
         answerability.threshold = threshold
     return answerability
+
+
+@cache
+def shared_forms() -> FormModel:
+    """The learnt form of answer a question asks for (bot.answer.forms), loaded once per process."""
+    return FormModel.load()

@@ -64,6 +64,7 @@ class Question:
     kind: str
     terms: frozenset[str]
     names: tuple[str, ...]
+    form: str = "fact"  # the form of answer it asks for: one of bot.answer.forms.FORMS
 
 
 @dataclass

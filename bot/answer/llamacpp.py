@@ -179,7 +179,9 @@ class LlamaCppChat(BaseChatModel):
             turns.waiting += 1
         try:  # the time limit counts from now: waiting for the turn is part of it
             deadline = time.monotonic() + self.timeout_s
-            yield from self._generate_in_turn(request, stop, run_manager, deadline, kwargs.get("max_tokens"))
+            yield from self._generate_in_turn(
+                request, stop, run_manager, deadline, kwargs.get("max_tokens"), kwargs.get("shape", self.shape)
+            )
         finally:
             with turns.count_lock:
                 turns.waiting -= 1
@@ -191,6 +193,7 @@ class LlamaCppChat(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None,
         deadline: float,
         max_tokens: int | None = None,
+        shape: str | None = None,
     ) -> Iterator[ChatGenerationChunk]:
         turns = self.turns
         if not turns.lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
@@ -201,7 +204,7 @@ class LlamaCppChat(BaseChatModel):
             if self.states and documents is not None:
                 self.states.before(documents)
             recorder = TokenLogprobs(self.llama, self.abstention)  # first: it records the model's own distribution
-            processors = [recorder, ShapedGreedy(self.llama, self.shape)] if self.shape else [recorder]
+            processors = [recorder, ShapedGreedy(self.llama, shape)] if shape else [recorder]
             stream = self.llama.create_chat_completion(
                 messages=request,
                 temperature=self.temperature,
@@ -224,7 +227,7 @@ class LlamaCppChat(BaseChatModel):
                     self.states.after()
             finally:
                 stream.close()
-                if max_tokens is None:  # an answer (a reading ahead takes far longer and says nothing of answers)
+                if max_tokens != 1:  # an answer (a reading ahead takes far longer and says nothing of answers)
                     turns.recent_s = 0.7 * turns.recent_s + 0.3 * (time.monotonic() - started)
             yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=recorder.signals()))
         finally:

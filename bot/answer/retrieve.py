@@ -204,12 +204,12 @@ class Retriever:
             hi = bisect_right(starts, (p.start + len(p.text) + AROUND_CHARS, "\uffff"))
             wanted.update(dict.fromkeys(cid for _, cid in starts[lo:hi]))
             wanted[p.chunk_id] = None
-        with self._lock:
-            missing = [cid for cid in wanted if cid not in self._chunks]
-        with store_errors():
-            self._keep(read_chunks(self.store, missing))
-        with self._lock:
-            return [self._chunks[cid] for cid in wanted if cid in self._chunks]
+        return self.read(list(wanted))
+
+    def leads(self, paths: list[str], chunk_starts: dict[str, list[tuple[int, str]]]) -> list[Passage]:
+        """The opening chunk of each of these documents, in this order: where a news story says what it is about."""
+        ids = [chunk_starts[path][0][1] for path in paths if chunk_starts.get(path)]
+        return [_passage(c.metadata["chunk_id"], c.page_content, c.metadata, 0.0) for c in self.read(ids)]
 
     def reading_order(
         self, passages: list[Passage], chunk_starts: dict[str, list[tuple[int, str]]], max_chars: int
@@ -242,15 +242,19 @@ class Retriever:
         """These chunks as passages, in this order, when they hold at most `max_chars` characters; else None."""
         if not ids or len(ids) * 100 > max_chars:  # a chunk holds at least about 100 characters: not worth reading
             return None
+        chunks = self.read(ids)
+        if sum(len(c.page_content) for c in chunks) > max_chars:
+            return None
+        return [_passage(c.metadata["chunk_id"], c.page_content, c.metadata, 0.0) for c in chunks]
+
+    def read(self, ids: list[str]) -> list[Document]:
+        """These chunks, in this order, read from the store unless cached (a chunk deleted meanwhile is left out)."""
         with self._lock:
             missing = [cid for cid in ids if cid not in self._chunks]
         with store_errors():
             self._keep(read_chunks(self.store, missing))
         with self._lock:
-            chunks = [self._chunks[cid] for cid in ids if cid in self._chunks]
-        if sum(len(c.page_content) for c in chunks) > max_chars:
-            return None
-        return [_passage(c.metadata["chunk_id"], c.page_content, c.metadata, 0.0) for c in chunks]
+            return [self._chunks[cid] for cid in ids if cid in self._chunks]
 
     def preload(self, ids: list[str]) -> list[Document]:
         """Read these chunks into the cache (as many as it holds) and return them: the warm-up after start."""

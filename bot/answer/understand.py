@@ -64,6 +64,7 @@ def names_of(question: str) -> list[str]:
     return [fold(t.text) for t in parse(question) if t.pos_ == "PROPN"]
 
 
-def understand(text: str) -> Question:
-    """What `text` asks, read from its parse."""
-    return Question(text, asked_kind(text), question_terms(text), tuple(names_of(text)))
+def understand(text: str, form: str = "fact") -> Question:
+    """What `text` asks, read from its parse; `form`, the form of answer it asks for (bot.answer.forms), is told
+    by the chain from the question's vector."""
+    return Question(text, asked_kind(text), question_terms(text), tuple(names_of(text)), form)

@@ -126,6 +126,8 @@ TEMPLATES = {
         "said": {"speaker", "quotation"},
         "yes": {"sentence"},
         "no": {"sentence"},
+        "overview_one": set(),
+        "overview_many": set(),
     },
     "examples": {"won": {"thing"}, "who_is": {"name"}, "said": {"name"}},
 }

@@ -1,0 +1,86 @@
+"""What form of answer a question asks for: one fact (or a yes or no), or an answer of several sentences: an overview
+("what is this about?"), a list, an explanation (why, how), a comparison, a sequence, or a person's part in the story.
+
+A logistic regression over the question's sentence embedding (the vector retrieval computes anyway) and the words
+and word pairs it is written with (the embedding weighs what a question is about; "list", "role", "why" say what form
+it asks for), learnt from questions written as people type them and from SQuAD and BoolQ
+questions as single facts (bot.training.forms; its card: bot/answer/question_forms.md). Read once per question by
+the chain's understand step."""
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+FORMS = ("fact", "overview", "list", "explain", "compare", "sequence", "role")
+LONG_FORMS = frozenset(FORMS[1:])  # answered in several cited sentences (bot.answer.guard.review_long)
+FORMS_FILE = Path(__file__).with_name("question_forms.json")
+WORD = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern, which the training used
+
+
+def word_features(question: str, vocabulary: dict[str, int]) -> np.ndarray:
+    """Which of the vocabulary's words and word pairs the question has, as a unit vector (scikit-learn's
+    CountVectorizer(binary=True, ngram_range=(1, 2)) then an L2 normalization)."""
+    words = WORD.findall(question.lower())
+    grams = words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+    x = np.zeros(len(vocabulary), dtype=np.float32)
+    x[[vocabulary[g] for g in grams if g in vocabulary]] = 1.0
+    norm = float(np.linalg.norm(x))
+    return x / norm if norm else x
+
+
+@dataclass(frozen=True)
+class FormModel:
+    """The learnt weights: one row per form over the embedding's dimensions, and a bias per form."""
+
+    forms: tuple[str, ...]
+    vocabulary: dict[str, int]  # word or word pair -> its column after the embedding's
+    weights: np.ndarray  # (forms, embedding dims + vocabulary)
+    bias: np.ndarray  # (forms,)
+    long_threshold: float = 0.5  # a question is answered in several sentences when P(not one fact) reaches it
+
+    def features(self, question: str, vector: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.asarray(vector, dtype=np.float32), word_features(question, self.vocabulary)])
+
+    def probabilities(self, question: str, vector: np.ndarray) -> dict[str, float]:
+        logits = self.weights @ self.features(question, vector) + self.bias
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        return {form: float(x) for form, x in zip(self.forms, p, strict=True)}
+
+    def form_of(self, question: str, vector: np.ndarray) -> str:
+        """The form of `question`, whose embedding is `vector`: one fact unless the longer forms together reach the
+        threshold (fitted so that few single facts leave the path they are answered well on), then the likeliest of
+        them."""
+        p = self.probabilities(question, vector)
+        if 1.0 - p[FORMS[0]] < self.long_threshold:
+            return FORMS[0]
+        return max(LONG_FORMS, key=p.__getitem__)
+
+    def save(self, path: Path, card: dict) -> None:
+        path.write_text(
+            json.dumps(
+                {
+                    "forms": list(self.forms),
+                    "vocabulary": sorted(self.vocabulary, key=self.vocabulary.__getitem__),
+                    "long_threshold": round(self.long_threshold, 4),
+                    "bias": [round(float(b), 6) for b in self.bias],
+                    "weights": [[round(float(w), 6) for w in row] for row in self.weights],
+                    "card": card,
+                }
+            )
+            + "\n"
+        )
+
+    @classmethod
+    def load(cls, path: Path = FORMS_FILE) -> "FormModel":
+        data = json.loads(path.read_text())
+        return cls(
+            tuple(data["forms"]),
+            {g: i for i, g in enumerate(data["vocabulary"])},
+            np.asarray(data["weights"], dtype=np.float32),
+            np.asarray(data["bias"], dtype=np.float32),
+            float(data["long_threshold"]),
+        )

@@ -1,0 +1,147 @@
+"""Answers of several sentences (issue 59): the learnt form of a question, the overview without an LLM (the
+document's opening, quoted), and the guard holding an LLM's long answer sentence by sentence, through the real chain
+(real index, embedder, span reader) with fixed LLM texts from a fake chat model."""
+
+import json
+
+import numpy as np
+from langchain_core.language_models import FakeListChatModel
+from sklearn.feature_extraction.text import CountVectorizer
+
+from bot.answer.forms import FORMS, FORMS_FILE, FormModel, word_features
+from bot.answer.generative import Generator
+from bot.answer.guard import Guard
+from bot.chain import cited, draft_chain
+from bot.models import shared_embedder, shared_forms
+from tests.conftest import ARTICLE
+from tests.test_guard import GIVES_EVERY_GROUNDED_ANSWER
+
+ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
+
+
+def test_word_features_are_the_ones_the_classifier_was_trained_on():
+    """The form model's word features, computed at ask time without scikit-learn, equal scikit-learn's binary
+    counts (L2-normalized) over the same vocabulary: a drift here would feed the weights other columns."""
+    questions = ["what's this about?", "List the medal winners, pls", "why did Glenn block the camera", "tldr"]
+    vocabulary = shared_forms().vocabulary
+    counts = CountVectorizer(binary=True, ngram_range=(1, 2), vocabulary=vocabulary).transform(questions).toarray()
+    for question, row in zip(questions, counts, strict=True):
+        expected = row / np.linalg.norm(row) if row.any() else row
+        assert np.allclose(word_features(question, vocabulary), expected)
+
+
+def test_the_form_model_file_has_its_card_and_every_form():
+    data = json.loads(FORMS_FILE.read_text())
+    assert tuple(data["forms"]) == FORMS and len(data["weights"]) == len(FORMS)
+    card = data["card"]
+    assert card["facts_taken_for_a_longer_form"] <= 0.03, "the threshold lets too many single facts leave their path"
+    assert 0.5 < card["long_threshold"] < 1
+
+
+def test_questions_people_ask_first_get_their_form():
+    """Questions of each form as a user types them (not in the training file) and single facts: single facts stay
+    single facts, and an overview or a list is told from them."""
+    forms, embedder = shared_forms(), shared_embedder(False)
+    written = [line for line in (FORMS_FILE.parents[2] / "data/train/question_forms.jsonl").read_text().splitlines()]
+    asked = {
+        "what is this article about?": "overview",
+        "give me a quick summary of the story": "overview",
+        "who won the gold medal": "fact",
+        "how many points behind was sakamoto": "fact",
+        "did glenn win a medal?": "fact",
+        "where were the games held": "fact",
+    }
+    assert not any(json.loads(line)["question"] in asked for line in written), "a test question is a training one"
+    got = {q: forms.form_of(q, np.asarray(embedder.embed_query(q))) for q in asked}
+    assert got == asked
+
+
+def test_a_model_that_never_reaches_the_threshold_keeps_every_question_a_fact():
+    """The threshold decides: with it at 1, nothing leaves the single-fact path."""
+    model = shared_forms()
+    strict = FormModel(model.forms, model.vocabulary, model.weights, model.bias, long_threshold=1.0 + 1e-6)
+    vector = np.asarray(shared_embedder(False).embed_query("summarize the article"))
+    assert model.form_of("summarize the article", vector) == "overview"
+    assert strict.form_of("summarize the article", vector) == "fact"
+
+
+def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True):
+    """The bot's own chain told that every question has `form`, with a fake LLM writing `llm_text` (None: no LLM)."""
+    generate = Generator(FakeListChatModel(responses=[llm_text]), "fake") if llm_text is not None else None
+    guard = Guard(GIVES_EVERY_GROUNDED_ANSWER, bot.read.reader.read if second_reading else None) if generate else None
+    return cited(
+        draft_chain(
+            bot.knowledge.lexicon.link,
+            bot._condense,
+            bot.retriever,
+            bot.expand,
+            bot.read,
+            bot.decide,
+            generate,
+            guard,
+            bot.llm_reads,
+            question_form=lambda text: form,
+            leads=lambda paths: bot.retriever.leads(paths, bot.knowledge.chunk_starts),
+        )
+    )
+
+
+def ask(chain, question: str):
+    return chain.invoke({"question": question, "history": [], "timings_ms": {}})
+
+
+def test_an_overview_without_an_llm_quotes_the_documents_opening(bot):
+    """Without an LLM, "what is this article about?" is answered with the article's opening sentences, each quoted
+    verbatim and cited, in the order the article has them; not declined."""
+    answer = ask(long_chain(bot, "overview", None), "what is this article about?")
+    assert not answer.abstained
+    assert 2 <= len(answer.citations) <= 3
+    starts = [ARTICLE_TEXT.index(c.quote) for c in answer.citations]
+    assert starts == sorted(starts) and starts[0] < 300, "not the article's opening, in order"
+    assert "Amber Glenn" in answer.answer and "Sakamoto" in answer.answer
+    for c in answer.citations:
+        assert f"“{c.quote.strip()}” [{c.n}]" in answer.answer
+
+
+def test_the_served_bot_answers_an_overview_question(bot):
+    """Through EventBot.ask, with its learnt form: the summary question gets the quoted opening."""
+    answer = bot.ask("what is this article about?")
+    assert not answer.abstained and len(answer.citations) >= 2
+    assert all(c.quote in ARTICLE_TEXT for c in answer.citations)
+
+
+def test_a_long_answer_loses_the_sentence_that_does_not_hold_and_keeps_the_rest(bot):
+    """An LLM's overview of three sentences, one naming someone its cited passage lacks: that sentence is dropped,
+    the two that hold are the answer, each with a verbatim quote."""
+    passages = bot.llm_reads(bot.retriever("what is this article about?"))
+    n_liu = next(n for n, p in enumerate(passages, 1) if "Alysa Liu, who would go on to win" in p.text)
+    n_block = next(n for n, p in enumerate(passages, 1) if "block the camera" in p.text)
+    text = (
+        f"Sakamoto was consoled by American Alysa Liu, who would go on to win the gold medal. [{n_liu}] "
+        f"Glenn waved her hands in front of the lens to block the camera's view. [{n_block}] "
+        f"Yuzuru Hanyu also skated a clean program. [{n_block}]"
+    )
+    chain = long_chain(bot, "overview", text)
+    answer = ask(chain, "what is this article about?")
+    assert answer.guard == "passed" and answer.backend == "fake"
+    assert "Hanyu" not in answer.answer
+    assert "Alysa Liu" in answer.answer and "block the camera" in answer.answer
+    assert len(answer.citations) == 2 and all(c.quote in ARTICLE_TEXT for c in answer.citations)
+
+
+def test_a_fact_tied_to_the_wrong_person_is_dropped(bot):
+    """ "Glenn won the gold medal" cited to the sentence that says Alysa Liu would win it: every name is in the
+    passage, most of its words too, but the span reader, asked "Who won the gold medal?" there, finds Liu."""
+    passages = bot.llm_reads(bot.retriever("who won the medals"))
+    n_liu = next(n for n, p in enumerate(passages, 1) if "Alysa Liu, who would go on to win" in p.text)
+    wrong = f"Glenn won the gold medal. [{n_liu}] Liu won the gold medal. [{n_liu}]"
+    answer = ask(long_chain(bot, "list", wrong), "list the medal winners")
+    assert "Glenn won" not in answer.answer
+    assert "Liu won the gold medal" in answer.answer
+    unchecked = ask(long_chain(bot, "list", wrong, second_reading=False), "list the medal winners")
+    assert "Glenn won the gold medal" in unchecked.answer, "without the reader the relation is not checked"
+
+
+def test_a_long_answer_where_nothing_holds_falls_back(bot):
+    answer = ask(long_chain(bot, "role", "Yuzuru Hanyu coached Glenn. [1]"), "what part did glenn play?")
+    assert answer.guard == "fallback" and "Hanyu" not in answer.answer
