@@ -71,6 +71,29 @@ def generate_and_guard(
     return timed("generate", generate_step) | timed("guard", guard)
 
 
+def answer_steps(read: Read, decide: Decide) -> Runnable:
+    """read | decide | reply, each adding its value to the state: `read(question, passages, corpus, previous)` finds
+    the best span, with the conversation's last turn; `decide(evidence, yes, question)` whether to answer it; the
+    reply step words it (bot.answer.reply), or for an overview quotes the document's opening (bot.answer.overview)."""
+
+    def read_step(s: ChainState) -> Reading | None:
+        return read(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"]))
+
+    def decide_step(s: ChainState) -> Decision | None:
+        reading = s["reading"]
+        return None if reading is None else decide(reading.evidence, reading.yes, s["asked"])
+
+    def reply_step(s: ChainState) -> Draft:
+        overview = quoted_overview(s["passages"], s["corpus"]) if s["asked"].form == "overview" else None
+        return overview or reply_to(s["asked"], s["reading"], s["decision"], s["corpus"])
+
+    return (
+        RunnablePassthrough.assign(reading=RunnableLambda(read_step, name="read"))
+        | RunnablePassthrough.assign(decision=RunnableLambda(decide_step, name="decide"))
+        | RunnablePassthrough.assign(draft=RunnableLambda(reply_step, name="reply"))
+    )
+
+
 def draft_chain(
     link: Callable[[str], str],
     condense_question: Callable[[ChainState], str],
@@ -89,8 +112,7 @@ def draft_chain(
     `link` writes the question (and the user's earlier turns) in the documents' spelling; `condense_question`
     reads those (state["linked"]) to make a follow-up stand alone. `understand` reads what the standalone question
     asks, once (a Question). `expand(passages)` reads the stored chunks around the passages (their sentences: a
-    Corpus). `read(question, passages, corpus, previous)` finds the best span, with the conversation's last turn;
-    `decide(evidence, yes, question)` whether to answer it; `reply_to` words the reply (bot.answer.reply).
+    Corpus). `read` and `decide` make the extractive draft (`answer_steps`).
 
     With `generate` (an LLM) and `guard`, the extractive draft is still made first: it is the abstention signal
     and the fallback; the LLM then writes from what `llm_reads(passages)` gives it (the whole documents in a fixed
@@ -100,7 +122,7 @@ def draft_chain(
     `question_form(question)` tells the form of answer a question asks for (bot.answer.forms; one fact without it).
     An overview also reads `leads(paths)`, the opening chunk of each document retrieved, and without the LLM (or
     where nothing it writes holds) is answered with the document's opening sentences, quoted; the LLM's answers of
-    several sentences are held sentence by sentence (bot.answer.guard.review_long)."""
+    several sentences are held sentence by sentence (bot.answer.sentence_guard)."""
 
     def understand_step(s: ChainState) -> Question:
         text = s["standalone_question"]
@@ -110,23 +132,7 @@ def draft_chain(
         passages = retrieve(s["standalone_question"])
         return lead_passages(passages, leads) if leads and s["asked"].form == "overview" else passages
 
-    def reply_step(s: ChainState) -> Draft:
-        overview = quoted_overview(s["passages"], s["corpus"]) if s["asked"].form == "overview" else None
-        return overview or reply_to(s["asked"], s["reading"], s["decision"], s["corpus"])
-
-    def read_step(s: ChainState) -> Reading | None:
-        return read(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"]))
-
-    def decide_step(s: ChainState) -> Decision | None:
-        reading = s["reading"]
-        return None if reading is None else decide(reading.evidence, reading.yes, s["asked"])
-
-    answer = (
-        RunnablePassthrough.assign(reading=RunnableLambda(read_step, name="read"))
-        | RunnablePassthrough.assign(decision=RunnableLambda(decide_step, name="decide"))
-        | RunnablePassthrough.assign(draft=RunnableLambda(reply_step, name="reply"))
-    )
-    steps = timed("answer", answer.invoke)
+    steps = timed("answer", answer_steps(read, decide).invoke)
     if generate is not None and guard is not None:
         steps = steps | generate_and_guard(generate, guard, expand, llm_reads or (lambda passages: passages))
 

@@ -3,6 +3,7 @@
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
@@ -42,6 +43,19 @@ class AnsweredWithoutTheLLM(Exception):
         self.answer = answer
 
 
+def llm_guard(settings: Settings, read_spans: Callable) -> Callable[[dict], dict]:
+    """The guard step over an LLM's answer: checked against the same documents' sentences, with the span reader's
+    second reading, and given by the learnt decision (a single fact) or held sentence by sentence (a longer form)."""
+    from bot.answer.guard import Guard
+    from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLMDecision
+    from bot.answer.sentence_guard import SentenceGuard
+
+    decision = LLMDecision.load(settings.reader_weights.with_name(LLM_CALIBRATION_FILE))
+    if settings.llm_answer_threshold is not None:
+        decision.threshold = settings.llm_answer_threshold
+    return SentenceGuard(Guard(decision, read_spans))
+
+
 class EventBot:
     """Retriever + answerer + chain over an existing index."""
 
@@ -78,15 +92,7 @@ class EventBot:
             settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold
         )
         self.decide = answerability.decide
-        guard = None
-        if generate is not None:  # the LLM's answer is checked against the same documents' sentences
-            from bot.answer.guard import Guard
-            from bot.answer.llm_decide import LLM_CALIBRATION_FILE, LLMDecision
-
-            decision = LLMDecision.load(settings.reader_weights.with_name(LLM_CALIBRATION_FILE))
-            if settings.llm_answer_threshold is not None:
-                decision.threshold = settings.llm_answer_threshold
-            guard = Guard(decision, reader.read)
+        guard = llm_guard(settings, reader.read) if generate is not None else None
         link = self.knowledge.lexicon.link
         # the chain before its cite step: `_read` cites its drafts (calibration reads them as they are)
         forms = shared_forms()

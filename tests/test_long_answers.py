@@ -11,6 +11,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from bot.answer.forms import FORMS, FORMS_FILE, FormModel, word_features
 from bot.answer.generative import Generator
 from bot.answer.guard import Guard
+from bot.answer.sentence_guard import SentenceGuard
 from bot.chain import cited, draft_chain
 from bot.models import shared_embedder, shared_forms
 from tests.conftest import ARTICLE
@@ -68,7 +69,8 @@ def test_a_model_that_never_reaches_the_threshold_keeps_every_question_a_fact():
 def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True):
     """The bot's own chain told that every question has `form`, with a fake LLM writing `llm_text` (None: no LLM)."""
     generate = Generator(FakeListChatModel(responses=[llm_text]), "fake") if llm_text is not None else None
-    guard = Guard(GIVES_EVERY_GROUNDED_ANSWER, bot.read.reader.read if second_reading else None) if generate else None
+    reader = bot.read.reader.read if second_reading else None
+    guard = SentenceGuard(Guard(GIVES_EVERY_GROUNDED_ANSWER, reader)) if generate else None
     return cited(
         draft_chain(
             bot.knowledge.lexicon.link,

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 FORMS = ("fact", "overview", "list", "explain", "compare", "sequence", "role")
-LONG_FORMS = frozenset(FORMS[1:])  # answered in several cited sentences (bot.answer.guard.review_long)
+LONG_FORMS = frozenset(FORMS[1:])  # answered in several cited sentences (bot.answer.sentence_guard)
 FORMS_FILE = Path(__file__).with_name("question_forms.json")
 WORD = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern, which the training used
 

@@ -48,11 +48,9 @@ from bot.answer.claims import (
     split_claims,
     unaffirmed_fact,
 )
-from bot.answer.forms import LONG_FORMS
 from bot.answer.llm_decide import LLMDecision, llm_features, overruling_word
 from bot.answer.terms import STOPWORDS, content_terms, term, terms_of, words
 from bot.types import Draft, LLMReview, Passage, Sentence, Span
-from index.text.pipeline import parse
 
 if TYPE_CHECKING:  # the reader's module loads torch; the guard only calls it
     from bot.answer.corpus import Corpus
@@ -85,10 +83,10 @@ class Guard:
         self.read_spans = read_spans  # the span reader, for a second reading of what the LLM cites
 
     def __call__(self, state: dict) -> dict:
-        if state["asked"].form in LONG_FORMS:  # held sentence by sentence; the decision was fitted on single facts
-            verdict, llm_review = review_long(state, self.read_spans), None
-        else:
-            verdict, llm_review = self.review(state)
+        return self.settle(state, *self.review(state))
+
+    def settle(self, state: dict, verdict: Verdict, llm_review: LLMReview | None) -> dict:
+        """The state after the guard: the verdict's draft is the one cited."""
         if verdict.guard == "fallback":
             log.info("guard fallback (%s) for %r: %s", state["generation"].backend, state["question"], verdict.reason)
         return {
@@ -274,79 +272,6 @@ def extracted_phrase(extractive: Draft) -> str:
     """The span the extractive answer rests on ("third place"), which the reply step keeps in the draft; "" when it
     abstained (a decline or an unsure reply rests on no span)."""
     return "" if extractive.abstained else extractive.phrase
-
-
-# -- answers of several sentences (an overview, a list, why or how, …: bot.answer.forms.LONG_FORMS) -------------
-
-
-def review_long(state: dict, read_spans: ReadSpans | None) -> Verdict:
-    """The guard for an answer of several sentences: each sentence is held to the passage it cites and dropped when
-    it does not hold; the rest is the answer. Falls back to the reply step's draft when no sentence holds."""
-    generation, fallback, passages = state["generation"], state["draft"], state["llm_passages"]
-    texts = [p.text for p in passages]
-    if generation.error:
-        return Verdict(fallback, "extractive", "fallback", f"the LLM failed: {generation.error}")
-    text = clean(generation.text or "")
-    if not text:
-        return Verdict(fallback, "extractive", "fallback", "the LLM wrote nothing")
-    if says_not_in_documents(text):
-        if fallback.abstained:
-            return Verdict(fallback, generation.backend, "passed")
-        return Verdict(fallback, "extractive", "fallback", "the LLM found no answer")
-    claims = list({c.text: c for c in split_claims(recited(text, texts))}.values())  # a sentence said twice, once
-    kept, dropped = [], []
-    for claim in claims:
-        problem = (
-            "it cites no passage"
-            if not claim.cites
-            else claim_problem(claim, texts, claim.cites, several=True) or relation_problem(claim, texts, read_spans)
-        )
-        (dropped if problem else kept).append((claim, problem))
-    for claim, problem in dropped:
-        log.info("long answer: dropped %r: %s", claim.text, problem)
-    if not kept:
-        return Verdict(fallback, "extractive", "fallback", f"no sentence of the LLM's answer holds: {dropped[0][1]}")
-    answer = " ".join(f"{c.text} {''.join(f'[{n}]' for n in c.cites)}" for c, _ in kept)
-    draft = cited_draft(answer, passages, state["llm_corpus"].sentences_in)
-    draft.reason = f"{len(kept)} of {len(claims)} sentences held"
-    return Verdict(draft, generation.backend, "passed")
-
-
-SUBJECT_DEPS = {"nsubj", "nsubjpass"}
-PERSON_LABELS = {"PERSON", "ORG", "NORP", "GPE"}
-
-
-def relation_problem(claim: Claim, passages: list[str], read_spans: ReadSpans | None) -> str | None:
-    """Why a sentence ties its facts to the wrong one: its subject is a name ("Glenn won the silver medal"), so the
-    span reader is asked "Who won the silver medal?" of the passages the sentence cites, and the sentence holds when
-    the span it finds there, surer of it than of no answer, names the subject. None without a reader, or when the
-    subject is no name or does not open the sentence."""
-    if read_spans is None:
-        return None
-    doc = parse(claim.text)
-    subject = next((t for t in doc if t.dep_ in SUBJECT_DEPS and t.ent_type_ in PERSON_LABELS), None)
-    if subject is None or subject.head.pos_ not in {"VERB", "AUX"}:
-        return None
-    tokens = list(subject.subtree)
-    first, last = tokens[0].i, tokens[-1].i
-    rest = doc[last + 1 :].text.strip().rstrip(".!?")
-    names = {t.text.lower() for t in tokens if t.pos_ == "PROPN"}
-    if doc[:first].text.strip() or not rest or not names:
-        return None
-    question = f"Who {rest}?"
-    cited = [passages[n - 1] for n in claim.cites if 1 <= n <= len(passages)]
-    guesses = read_spans(question, cited)
-    if not guesses:
-        return None
-    best = max(guesses, key=lambda g: g.margin)
-    found = cited[best.text_index][best.start : best.end] if best.margin > 0 else ""
-    if names & set(words_of(found)):
-        return None
-    return f"asked {question!r}, the reader finds {found or 'nothing'!r} in the cited passages, not {doc[first : last + 1].text!r}"
-
-
-def words_of(text: str) -> list[str]:
-    return [w.lower() for w, _ in words(text)]
 
 
 # -- the answer object of a passing answer --------------------------------------------------------------------

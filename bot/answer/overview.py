@@ -2,7 +2,7 @@
 is no LLM, says: a news document says what it is about first, so an overview reads the opening chunk of each
 document retrieved (`lead_passages`), and its fallback is the best document's opening sentences, quoted
 (`quoted_overview`). The LLM's answers of several sentences, overviews and the other long forms of
-bot.answer.forms, are held sentence by sentence by the guard (bot.answer.guard.review_long)."""
+bot.answer.forms, are held sentence by sentence by the guard (bot.answer.sentence_guard)."""
 
 from collections.abc import Callable
 
