@@ -225,18 +225,20 @@ def claim_problem(claim: Claim, passages: list[str], sources: list[int], several
     return None
 
 
-def recited(text: str, passages: list[str]) -> str:
+def recited(text: str, passages: list[str], several: bool = False) -> str:
     """The answer with each sentence citing a passage that backs it: the one it cites when that does, else the
     passage that does and shares most of its words (a small model often names the passage beside the one it read
-    the fact in, or none). A sentence no single passage backs keeps its markers, and the checks then refuse it."""
+    the fact in, or none). A sentence no single passage backs keeps its markers, and the checks then refuse it (two
+    passages together were tried for answers of `several` sentences: they let "The judges on the panel were Alysa Liu
+    and Kaori Sakamoto" through)."""
     claims = split_claims(text)
     cited = sorted({n for c in claims for n in c.cites})
     sources = [c.cites or cited for c in claims]
     changed = False
     for i, claim in enumerate(claims):
-        if sources[i] and claim_problem(claim, passages, sources[i]) is None:
+        if sources[i] and claim_problem(claim, passages, sources[i], several) is None:
             continue
-        backing = [n for n in range(1, len(passages) + 1) if claim_problem(claim, passages, [n]) is None]
+        backing = [n for n in range(1, len(passages) + 1) if claim_problem(claim, passages, [n], several) is None]
         if backing:
             said = set(content_terms(claim.text))
             sources[i] = [max(backing, key=lambda n: len(said & set(content_terms(passages[n - 1]))))]

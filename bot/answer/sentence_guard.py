@@ -41,7 +41,9 @@ def review_long(state: dict, read_spans: ReadSpans | None) -> Verdict:
         if fallback.abstained:
             return Verdict(fallback, generation.backend, "passed")
         return Verdict(fallback, "extractive", "fallback", "the LLM found no answer")
-    claims = list({c.text: c for c in split_claims(recited(text, texts))}.values())  # a sentence said twice, once
+    claims = list(
+        {c.text: c for c in split_claims(recited(text, texts, several=True))}.values()
+    )  # a sentence said twice, once
     kept, dropped = [], []
     for claim in claims:
         problem = (

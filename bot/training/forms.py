@@ -1,8 +1,8 @@
 """Learn which form of answer a question asks for (bot.answer.forms): a logistic regression over the questions'
 sentence embeddings.
 
-Training questions: data/train/question_forms.jsonl (written by a helper as people type, 110 per form, none from a
-set the bot is measured on), and as single facts, questions from data/train/b*/ (helper-written, chat-typed), from
+Training questions: data/train/question_forms*.jsonl (written by helpers as people type, 110 per form, and 240
+terse single facts such as "sakamoto short program result?"; none from a set the bot is measured on), and as single facts, questions from data/train/b*/ (helper-written, chat-typed), from
 SQuAD 1.1's training file and from BoolQ (yes/no). A why or how question of those is left out: asked of a span
 reader it is a single fact, asked of a person it asks for an explanation. Five-fold cross-validation is reported, then
 the model is fitted on everything and written with its card.
@@ -28,7 +28,7 @@ from bot.models import shared_embedder
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
-WRITTEN = ROOT / "data/train/question_forms.jsonl"
+WRITTEN = sorted((ROOT / "data/train").glob("question_forms*.jsonl"))
 EXPLANATION = re.compile(
     r"^\s*(why|how)\b(?!\s+(many|much|long|old|far|tall|big|often|fast|high|late|early|soon))", re.I
 )
@@ -41,7 +41,7 @@ MIN_COUNT = 3  # a word or word pair in fewer training questions is not a featur
 
 
 def written_questions() -> list[tuple[str, str]]:
-    rows = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for path in WRITTEN for line in path.read_text().splitlines() if line.strip()]
     return [(r["question"], r["form"]) for r in rows]
 
 
