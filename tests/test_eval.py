@@ -348,7 +348,11 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "newsdoc_qa",
         "newsyn10_qa",
         "overview1_qa",
+        "overview2_qa",
         "overviewdoc1_qa",
+        "overviewdoc2a_qa",
+        "overviewdoc2b_qa",
+        "overviewdoc2c_qa",
         "tennis_qa",
         "yesno10_qa",
         "yesno5_qa",
@@ -524,6 +528,12 @@ FLOORS = {
     # the unanswerable one declined): no floor until it can
     "overview1_qa": {},
     "overviewdoc1_qa": {},
+    # overview round 2 (2026-12-06): first sight 1, 2, 2 and 2 of 10 (the span reader quotes an overview's opening):
+    # 1.5 questions under that is at or under the decline-everything share (0.1): no floor
+    "overview2_qa": {},
+    "overviewdoc2a_qa": {},
+    "overviewdoc2b_qa": {},
+    "overviewdoc2c_qa": {},
 }
 WRONG_RATE_CEILINGS = {
     "chat2_conversations": 0.13,
@@ -637,6 +647,11 @@ WRONG_RATE_CEILINGS = {
     # overview round 1 (2026-12-06): two questions' worth of margin over its first sight
     "overview1_qa": 0.25,
     "overviewdoc1_qa": 0.17,
+    # overview round 2 (2026-12-06): two questions' worth of margin over its first sight
+    "overview2_qa": 0.4,
+    "overviewdoc2a_qa": 0.2,
+    "overviewdoc2b_qa": 0.3,
+    "overviewdoc2c_qa": 0.3,
 }
 
 

@@ -151,3 +151,16 @@ def test_a_fact_tied_to_the_wrong_person_is_dropped(bot):
 def test_a_long_answer_where_nothing_holds_falls_back(bot):
     answer = ask(long_chain(bot, "role", "Yuzuru Hanyu coached Glenn. [1]"), "what part did glenn play?")
     assert answer.guard == "fallback" and "Hanyu" not in answer.answer
+
+
+def test_the_relation_is_checked_after_an_opening_phrase(bot):
+    """ "After the skate, Sakamoto waved …": the subject does not open the sentence, and the deed is Glenn's; the same
+    sentence about Glenn holds."""
+    passages = bot.llm_reads(bot.retriever("what is this article about?"))
+    n_block = next(n for n, p in enumerate(passages, 1) if "block the camera" in p.text)
+    for who, kept in (("Sakamoto", False), ("Glenn", True)):
+        text = (
+            f"After the skate, {who} stood up and waved her hands in front of the lens to block the camera. [{n_block}]"
+        )
+        answer = ask(long_chain(bot, "overview", text), "what is this article about?")
+        assert (f"{who} stood up" in answer.answer) is kept, answer.answer

@@ -72,19 +72,21 @@ PERSON_LABELS = {"PERSON", "ORG", "NORP", "GPE"}
 def relation_problem(claim: Claim, passages: list[str], read_spans: ReadSpans | None) -> str | None:
     """Why a sentence ties its facts to the wrong one: its subject is a name ("Glenn won the silver medal"), so the
     span reader is asked "Who won the silver medal?" of the passages the sentence cites, and the sentence holds when
-    the span it finds there, surer of it than of no answer, names the subject. None without a reader, or when the
-    subject is no name or does not open the sentence."""
+    the span it finds there, surer of it than of no answer, names the subject ("After the skate, Sakamoto waved her
+    hands …": "Who waved her hands …?"). None without a reader, or when the main clause's subject is no name."""
     if read_spans is None:
         return None
     doc = parse(claim.text)
-    subject = next((t for t in doc if t.dep_ in SUBJECT_DEPS and t.ent_type_ in PERSON_LABELS), None)
+    subject = next(
+        (t for t in doc if t.dep_ in SUBJECT_DEPS and t.ent_type_ in PERSON_LABELS and t.head.dep_ == "ROOT"), None
+    )
     if subject is None or subject.head.pos_ not in {"VERB", "AUX"}:
         return None
     tokens = list(subject.subtree)
     first, last = tokens[0].i, tokens[-1].i
-    rest = doc[last + 1 :].text.strip().rstrip(".!?")
+    rest = doc[last + 1 :].text.strip().rstrip(".!?")  # what is said of the subject; an opening phrase is left out
     names = {t.text.lower() for t in tokens if t.pos_ == "PROPN"}
-    if doc[:first].text.strip() or not rest or not names:
+    if not rest or not names:
         return None
     question = f"Who {rest}?"
     cited = [passages[n - 1] for n in claim.cites if 1 <= n <= len(passages)]
