@@ -59,19 +59,15 @@ def ask(
     """Ask through the bot's own chain, with `generate` or a fake chat model that writes `llm_text` (and, with
     `second_reading`, the span reader reading what the LLM cites)."""
     generate = generate or Generator(FakeListChatModel(responses=[llm_text]), "fake")
-    chain = cited(
-        draft_chain(
-            bot.knowledge.lexicon.link,
-            bot._condense,
-            bot.retriever,
-            bot.expand,
-            bot.read,
-            bot.decide,
-            generate,
-            Guard(decision, bot.read.reader.read if second_reading else None),
-        )
-    )
+    chain = bot_chain(bot, generate, Guard(decision, bot.read.reader.read if second_reading else None))
     return chain.invoke({"question": question, "history": [], "timings_ms": {}})
+
+
+def bot_chain(bot, generate, guard, **options):
+    """The bot's own chain, cited, with this `generate` and `guard` (None, None: without an LLM) and `options` for
+    draft_chain's later arguments."""
+    stages = (bot.knowledge.lexicon.link, bot._condense, bot.retriever, bot.expand, bot.read, bot.decide)
+    return cited(draft_chain(*stages, generate, guard, **options))
 
 
 def n_of(bot, question: str, needle: str) -> int:

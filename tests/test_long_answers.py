@@ -12,10 +12,9 @@ from bot.answer.forms import FORMS, FORMS_FILE, FormModel, word_features
 from bot.answer.generative import Generator
 from bot.answer.guard import Guard
 from bot.answer.sentence_guard import SentenceGuard
-from bot.chain import cited, draft_chain
 from bot.models import shared_embedder, shared_forms
 from tests.conftest import ARTICLE
-from tests.test_guard import GIVES_EVERY_GROUNDED_ANSWER
+from tests.test_guard import GIVES_EVERY_GROUNDED_ANSWER, bot_chain
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 
@@ -75,20 +74,13 @@ def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True
     generate = Generator(FakeListChatModel(responses=[llm_text]), "fake") if llm_text is not None else None
     reader = bot.read.reader.read if second_reading else None
     guard = SentenceGuard(Guard(GIVES_EVERY_GROUNDED_ANSWER, reader)) if generate else None
-    return cited(
-        draft_chain(
-            bot.knowledge.lexicon.link,
-            bot._condense,
-            bot.retriever,
-            bot.expand,
-            bot.read,
-            bot.decide,
-            generate,
-            guard,
-            bot.llm_reads,
-            question_form=lambda text: form,
-            leads=lambda paths: bot.retriever.leads(paths, bot.knowledge.chunk_starts),
-        )
+    return bot_chain(
+        bot,
+        generate,
+        guard,
+        llm_reads=bot.llm_reads,
+        question_form=lambda text: form,
+        leads=lambda paths: bot.retriever.leads(paths, bot.knowledge.chunk_starts),
     )
 
 
