@@ -1,8 +1,9 @@
 """The answering chain as one LCEL expression:
 
-    link | condense | understand | retrieve | expand | read | decide | reply | cite
+    link | condense | understand | retrieve | expand | read | decide | overview | reply | cite
 
-and with an LLM configured `… | reply | generate | guard | cite`. Each step reads what the steps before it added to
+and with an LLM configured `… | reply | generate | guard | cite` (except for an overview: the document's key
+sentences, quoted, are its answer). Each step reads what the steps before it added to
 the state and hands on a new state with its own typed value added (a Question, passages, a Corpus, a Reading, a
 Decision, a Draft) and its milliseconds; none changes the state it was handed, none calls back into an earlier one.
 read, decide and reply are timed together as "answer"."""
@@ -11,12 +12,13 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
+from langchain_core.runnables import Runnable, RunnableBranch, RunnableLambda, RunnablePassthrough
 
 from bot.answer.cite import cite
 from bot.answer.condense import previous_turn
 from bot.answer.corpus import Corpus
-from bot.answer.overview import lead_passages, quoted_overview
+from bot.answer.forms import OVERVIEWS
+from bot.answer.overview import Summaries, quoted_overview, summary_passages
 from bot.answer.reply import reply_to
 from bot.answer.state import ChainState, Linked
 from bot.answer.understand import understand
@@ -71,10 +73,11 @@ def generate_and_guard(
     return timed("generate", generate_step) | timed("guard", guard)
 
 
-def answer_steps(read: Read, decide: Decide) -> Runnable:
-    """read | decide | reply, each adding its value to the state: `read(question, passages, corpus, previous)` finds
-    the best span, with the conversation's last turn; `decide(evidence, yes, question)` whether to answer it; the
-    reply step words it (bot.answer.reply), or for an overview quotes the document's opening (bot.answer.overview)."""
+def answer_steps(read: Read, decide: Decide, summaries: Summaries | None = None) -> Runnable:
+    """read | decide | overview | reply, each adding its value to the state: `read(question, passages, corpus,
+    previous)` finds the best span, with the conversation's last turn; `decide(evidence, yes, question)` whether to
+    answer it; for an overview question, the documents' key sentences (`summaries()`), quoted (bot.answer.overview);
+    the reply step words that or the span (bot.answer.reply)."""
 
     def read_step(s: ChainState) -> Reading | None:
         return read(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"]))
@@ -83,13 +86,18 @@ def answer_steps(read: Read, decide: Decide) -> Runnable:
         reading = s["reading"]
         return None if reading is None else decide(reading.evidence, reading.yes, s["asked"])
 
+    def overview_step(s: ChainState) -> Draft | None:
+        if summaries is None or s["asked"].form not in OVERVIEWS:
+            return None
+        return quoted_overview(s["asked"].form, s["passages"], s["corpus"], summaries())
+
     def reply_step(s: ChainState) -> Draft:
-        overview = quoted_overview(s["passages"], s["corpus"]) if s["asked"].form == "overview" else None
-        return overview or reply_to(s["asked"], s["reading"], s["decision"], s["corpus"])
+        return s["overview"] or reply_to(s["asked"], s["reading"], s["decision"], s["corpus"])
 
     return (
         RunnablePassthrough.assign(reading=RunnableLambda(read_step, name="read"))
         | RunnablePassthrough.assign(decision=RunnableLambda(decide_step, name="decide"))
+        | RunnablePassthrough.assign(overview=RunnableLambda(overview_step, name="overview"))
         | RunnablePassthrough.assign(draft=RunnableLambda(reply_step, name="reply"))
     )
 
@@ -105,7 +113,7 @@ def draft_chain(
     guard: Callable[[ChainState], dict] | None = None,
     llm_reads: Callable[[list[Passage]], list[Passage]] | None = None,
     question_form: Callable[[str], str] | None = None,
-    leads: Callable[[list[str]], list[Passage]] | None = None,
+    summaries: Summaries | None = None,
 ) -> Runnable:
     """The chain up to the draft: its output is the state, with "draft" (and the reading and decision behind it).
 
@@ -120,21 +128,22 @@ def draft_chain(
     answer against those and decides which draft is cited.
 
     `question_form(question)` tells the form of answer a question asks for (bot.answer.forms; one fact without it).
-    An overview also reads `leads(paths)`, the opening chunk of each document retrieved, and without the LLM (or
-    where nothing it writes holds) is answered with the document's opening sentences, quoted; the LLM's answers of
-    several sentences are held sentence by sentence (bot.answer.sentence_guard)."""
+    An overview also reads the documents' key sentences (`summaries()`, chosen at indexing) and is answered with
+    them, quoted (bot.answer.overview); the LLM's answers of the other forms of several sentences are held sentence
+    by sentence (bot.answer.sentence_guard)."""
 
     def understand_step(s: ChainState) -> Question:
         text = s["standalone_question"]
         return understand(text, question_form(text) if question_form else "fact")
 
     def retrieve_step(s: ChainState) -> list[Passage]:
-        passages = retrieve(s["standalone_question"])
-        return lead_passages(passages, leads) if leads and s["asked"].form == "overview" else passages
+        return summary_passages(s["asked"].form, retrieve(s["standalone_question"]), summaries() if summaries else {})
 
-    steps = timed("answer", answer_steps(read, decide).invoke)
+    steps = timed("answer", answer_steps(read, decide, summaries).invoke)
     if generate is not None and guard is not None:
-        steps = steps | generate_and_guard(generate, guard, expand, llm_reads or (lambda passages: passages))
+        llm_steps = generate_and_guard(generate, guard, expand, llm_reads or (lambda passages: passages))
+        # an overview's quoted key sentences are its answer (bot.answer.overview says why)
+        steps = steps | RunnableBranch((lambda s: s["overview"] is not None, RunnablePassthrough()), llm_steps)
 
     def link_turns(state: ChainState) -> Linked:
         history = [

@@ -106,8 +106,9 @@ class EventBot:
             generate,
             guard,
             self.llm_reads,
-            question_form=lambda text: forms.form_of(text, vectors.vector(text)),  # retrieval embeds it anyway
-            leads=lambda paths: self.retriever.leads(paths, self.knowledge.chunk_starts),
+            # retrieval embeds the question anyway; an overview must be of something the documents name
+            question_form=lambda text: forms.form_of(text, vectors.vector(text), self.knowledge.df.__contains__),
+            summaries=lambda: self.knowledge.summaries,
         )
         self._answered = LRUCache(settings.answer_cache_entries) if settings.answer_cache_entries else None
         # one reading per question: concurrent askers of the same question wait for it (cachetools' condition)

@@ -37,23 +37,27 @@ def build_index(
     report = index_documents(store, docs, settings.chunk_size, settings.chunk_overlap, show_progress, roots=folders)
     if not settings.chroma_url:  # learnt now, once, rather than by the first bot to start
         started = time.perf_counter()
-        learn_index(settings, client, store)
+        learn_index(settings, client, store, show_progress)
         report.seconds += time.perf_counter() - started
     return report
 
 
-def learn_index(settings: Settings, client, store: Store) -> tuple[Knowledge, KeywordIndex | None]:
+def learn_index(
+    settings: Settings, client, store: Store, show_progress: bool = False
+) -> tuple[Knowledge, KeywordIndex | None]:
     """What answering needs of the store as a whole, for its current generation: the documents' knowledge and the
     BM25 index. With an index folder, each is loaded from beside the index, or learnt from every chunk once and kept
     there (at indexing, so that a bot starts without reading the corpus). With a Chroma server nothing is written
-    locally: each bot learns them from the server when it starts."""
+    locally: each bot learns them from the server when it starts. Each document's summary is chosen here too
+    (bot.answer.summary; `settings.summaries`)."""
     generation = collection_stats(client, settings.collection)["generation"]
     keep = not settings.chroma_url
+    summaries = settings.summaries == "on"
     if keep:
         path = knowledge_path(settings.index_dir, settings.collection)
-        knowledge = load_or_learn(store, path, generation)
+        knowledge = load_or_learn(store, path, generation, summaries, show_progress)
     else:
-        knowledge = learn(store)
+        knowledge = learn(store, summaries, show_progress=show_progress)
     keywords = None
     if settings.retriever == "hybrid":
         folder = keyword_folder(settings.index_dir, settings.collection, generation)

@@ -8,20 +8,28 @@ import pickle
 from pathlib import Path
 
 from bot.answer.corpus import Corpus, Knowledge
+from bot.answer.summary import summarize, way_of
+from bot.models import shared_summary_model
 from bot.suggestions import candidate_questions
 from index.files import write_whole
 from index.store import all_chunks
 
 log = logging.getLogger(__name__)
 
-FORMAT = 6  # bump when Knowledge changes shape: older files are then learnt again
+FORMAT = 7  # bump when Knowledge changes shape: older files are then learnt again
 
 
-def learn(store) -> Knowledge:
-    """Read every chunk of the store once and learn what the documents tell together."""
+def learn(store, summaries: bool = True, kept: Knowledge | None = None, show_progress: bool = False) -> Knowledge:
+    """Read every chunk of the store once and learn what the documents tell together, and each document's summary
+    (its key sentences, chosen by the learnt model when `summaries`, else its opening ones; a document unchanged
+    since the `kept` knowledge keeps its summary)."""
     corpus = Corpus(all_chunks(store))
     knowledge = corpus.knowledge
     knowledge.example_questions = candidate_questions(corpus)
+    model = shared_summary_model() if summaries else None
+    knowledge.summaries = summarize(
+        corpus, model, store.embedder, kept.summaries if kept else {}, show_progress=show_progress
+    )
     return knowledge
 
 
@@ -47,10 +55,15 @@ def load(path: Path, generation: str | None) -> Knowledge | None:
     return kept["knowledge"]
 
 
-def load_or_learn(store, path: Path, generation: str) -> Knowledge:
+def load_or_learn(store, path: Path, generation: str, summaries: bool = True, show_progress: bool = False) -> Knowledge:
+    """The kept knowledge of this generation of the store, or, when there is none or its summaries were chosen
+    another way (the setting or the model changed), the knowledge learnt again (and kept)."""
     knowledge = load(path, generation)
+    way = way_of(shared_summary_model() if summaries else None)
+    if knowledge is not None and any(not s.digest.startswith(f"{way}:") for s in knowledge.summaries.values()):
+        knowledge = None
     if knowledge is None:
         log.info("learning the documents from every stored chunk (once per change of the index)")
-        knowledge = learn(store)
+        knowledge = learn(store, summaries, kept=load(path, None), show_progress=show_progress)
         save(knowledge, path, generation)
     return knowledge

@@ -168,9 +168,10 @@ class Library:
 
 
 def documents(bot: EventBot, settings: Settings) -> list[dict]:
-    """What `bot` answers from, one entry per document: name, bytes, chunks, when indexed, and where it came from
-    (`bundled` under data/, `uploaded`, or `folder`: indexed by `eventbot index`). Read from what the bot learnt
-    of the index, and one store read of a chunk per document."""
+    """What `bot` answers from, one entry per document: name, bytes, chunks, when indexed, where it came from
+    (`bundled` under data/, `uploaded`, or `folder`: indexed by `eventbot index`) and its summary (its key
+    sentences, chosen at indexing: bot.answer.summary). Read from what the bot learnt of the index, and one store
+    read of a chunk per document."""
     knowledge = bot.knowledge
     firsts = {path: starts[0][1] for path, starts in knowledge.chunk_starts.items() if starts}
     with store_errors():
@@ -192,6 +193,7 @@ def documents(bot: EventBot, settings: Settings) -> list[dict]:
                 "chunks": len(knowledge.chunk_starts.get(path, [])),
                 "indexed_at": meta.get("indexed_at"),
                 "source": origin(Path(path), uploads),
+                "summary": summary.text if (summary := knowledge.summaries.get(path)) else None,
             }
         )
     return listed

@@ -7,6 +7,7 @@ from langchain_core.embeddings import Embeddings
 
 from bot.answer.decide import Answerability
 from bot.answer.forms import FormModel
+from bot.answer.summary import SummaryModel
 from bot.reader.model import SpanReader
 from index.embeddings import bf16_fast, load_embedder
 
@@ -36,3 +37,9 @@ def shared_answerability(path: Path, threshold: float | None) -> Answerability:
 def shared_forms() -> FormModel:
     """The learnt form of answer a question asks for (bot.answer.forms), loaded once per process."""
     return FormModel.load()
+
+
+@cache
+def shared_summary_model() -> SummaryModel:
+    """The learnt choice of a document's key sentences (bot.answer.summary), loaded once per process."""
+    return SummaryModel.load()

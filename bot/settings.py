@@ -29,6 +29,11 @@ class Settings(BaseSettings):
     max_upload_files: int = Field(10, ge=1, description="files in one upload, at most")
     chunk_size: int = Field(400, description="characters per chunk the documents are split into")
     chunk_overlap: int = Field(80, description="characters neighbouring chunks share")
+    summaries: Literal["on", "off"] = Field(
+        "on",
+        description="on: each document's key sentences are chosen at indexing (a learnt model over their embeddings), "
+        "its summary in the documents list and what an overview quotes; off: its opening sentences stand for it",
+    )
     top_k: int = Field(6, description="passages retrieved per question")
     retriever: Literal["dense", "hybrid"] = Field(
         "hybrid", description="dense: vectors alone; hybrid: vectors and BM25 keywords, fused"

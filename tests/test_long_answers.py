@@ -69,6 +69,17 @@ def test_a_model_that_never_reaches_the_threshold_keeps_every_question_a_fact():
     assert strict.form_of("summarize the article", vector) == "fact"
 
 
+def test_an_overview_of_something_no_document_names_is_a_single_fact():
+    """ "summarize the story about the cafe" is an overview when the documents name a cafe, and a single fact (which
+    the reader then declines or answers) when no document does: the summary of another story is no answer to it."""
+    model = shared_forms()
+    question = "summarize the story about the cafe"
+    vector = np.asarray(shared_embedder(False).embed_query(question))
+    assert model.form_of(question, vector) == "overview"
+    assert model.form_of(question, vector, lambda term: term != "cafe") == "fact"
+    assert {"summari", "tldr", "gist"} <= model.overview_terms
+
+
 def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True):
     """The bot's own chain told that every question has `form`, with a fake LLM writing `llm_text` (None: no LLM)."""
     generate = Generator(FakeListChatModel(responses=[llm_text]), "fake") if llm_text is not None else None
@@ -80,7 +91,7 @@ def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True
         guard,
         llm_reads=bot.llm_reads,
         question_form=lambda text: form,
-        leads=lambda paths: bot.retriever.leads(paths, bot.knowledge.chunk_starts),
+        summaries=lambda: bot.knowledge.summaries,
     )
 
 
@@ -88,17 +99,26 @@ def ask(chain, question: str):
     return chain.invoke({"question": question, "history": [], "timings_ms": {}})
 
 
-def test_an_overview_without_an_llm_quotes_the_documents_opening(bot):
-    """Without an LLM, "what is this article about?" is answered with the article's opening sentences, each quoted
-    verbatim and cited, in the order the article has them; not declined."""
+def test_an_overview_without_an_llm_quotes_the_documents_key_sentences(bot):
+    """Without an LLM, "what is this article about?" is answered with the article's key sentences (chosen at
+    indexing), each quoted verbatim and cited, in the order the article has them; not declined."""
     answer = ask(long_chain(bot, "overview", None), "what is this article about?")
     assert not answer.abstained
-    assert 2 <= len(answer.citations) <= 3
+    assert 2 <= len(answer.citations) <= 4
     starts = [ARTICLE_TEXT.index(c.quote) for c in answer.citations]
     assert starts == sorted(starts) and starts[0] < 300, "not the article's opening, in order"
     assert "Amber Glenn" in answer.answer and "Sakamoto" in answer.answer
     for c in answer.citations:
         assert f"“{c.quote.strip()}” [{c.n}]" in answer.answer
+
+
+def test_an_overview_quotes_the_key_sentences_even_with_an_llm(bot):
+    """With an LLM configured, an overview question is still answered by the document's key sentences, quoted: the
+    LLM's text (here naming someone the article lacks) is not asked for."""
+    answer = ask(long_chain(bot, "overview", "Yuzuru Hanyu won the gold medal. [1]"), "give me a summary")
+    assert answer.backend == "extractive" and "Hanyu" not in answer.answer
+    (summary,) = bot.knowledge.summaries.values()
+    assert [c.quote for c in answer.citations] == [p.text for p in summary.sentences]
 
 
 def test_the_served_bot_answers_an_overview_question(bot):
@@ -109,8 +129,8 @@ def test_the_served_bot_answers_an_overview_question(bot):
 
 
 def test_a_long_answer_loses_the_sentence_that_does_not_hold_and_keeps_the_rest(bot):
-    """An LLM's overview of three sentences, one naming someone its cited passage lacks: that sentence is dropped,
-    the two that hold are the answer, each with a verbatim quote."""
+    """An LLM's answer of three sentences (what happened, in order), one naming someone its cited passage lacks:
+    that sentence is dropped, the two that hold are the answer, each with a verbatim quote."""
     passages = bot.llm_reads(bot.retriever("what is this article about?"))
     n_liu = next(n for n, p in enumerate(passages, 1) if "Alysa Liu, who would go on to win" in p.text)
     n_block = next(n for n, p in enumerate(passages, 1) if "block the camera" in p.text)
@@ -119,8 +139,8 @@ def test_a_long_answer_loses_the_sentence_that_does_not_hold_and_keeps_the_rest(
         f"Glenn waved her hands in front of the lens to block the camera's view. [{n_block}] "
         f"Yuzuru Hanyu also skated a clean program. [{n_block}]"
     )
-    chain = long_chain(bot, "overview", text)
-    answer = ask(chain, "what is this article about?")
+    chain = long_chain(bot, "sequence", text)
+    answer = ask(chain, "what happened, in order?")
     assert answer.guard == "passed" and answer.backend == "fake"
     assert "Hanyu" not in answer.answer
     assert "Alysa Liu" in answer.answer and "block the camera" in answer.answer
@@ -154,5 +174,5 @@ def test_the_relation_is_checked_after_an_opening_phrase(bot):
         text = (
             f"After the skate, {who} stood up and waved her hands in front of the lens to block the camera. [{n_block}]"
         )
-        answer = ask(long_chain(bot, "overview", text), "what is this article about?")
+        answer = ask(long_chain(bot, "sequence", text), "what happened after the skate?")
         assert (f"{who} stood up" in answer.answer) is kept, answer.answer

@@ -16,7 +16,7 @@ owned_by  # ui/openai_api.py
 commit  # bot/feedback.py
 ungrounded  # bot/eval/metrics.py (each item of `eventbot eval --json`)
 domains  # bot/lang (which domains' word lists are loaded)
-standalone_question, llm_corpus, extractive_draft  # bot/types.py
+standalone_question, llm_corpus, extractive_draft, overview  # bot/answer/state.py
 
 # Methods and attributes a library calls or reads: LangChain's LLM, torch's Module, fpdf's page footer, sqlite3's
 # row factory, llama.cpp's model parameters, an HTTP session's timeout, atexit.

@@ -184,6 +184,9 @@ class DocumentEntry(BaseModel):
     source: Literal["bundled", "uploaded", "folder"] = Field(
         description="`bundled` (data/), `uploaded` (through this API or the chat) or `folder` (`eventbot index PATH`)"
     )
+    summary: str | None = Field(
+        None, description="The document's key sentences, verbatim, chosen when it was indexed (`EVENTBOT_SUMMARIES`)"
+    )
 
 
 class DocumentList(BaseModel):

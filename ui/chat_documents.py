@@ -40,13 +40,14 @@ DOCUMENT_ERRORS = (DocumentLoadError, DocumentConflictError, DocumentNotFoundErr
 
 
 def document_table(bot: ServedBot, library: Library) -> str:
-    """The documents the bot answers from, as an HTML table (names escaped: they are the uploaders' words)."""
+    """The documents the bot answers from, each with its summary, as an HTML table (names and summaries escaped:
+    they are the uploaders' words)."""
     rows = "".join(
-        f"<tr><td><code>{html.escape(d['name'])}</code></td><td>{d['source']}</td><td>{d['chunks']}</td>"
-        f"<td>{size(d['bytes'])}</td></tr>"
+        f"<tr><td><code>{html.escape(d['name'])}</code></td><td>{html.escape(d['summary'] or '')}</td>"
+        f"<td>{d['source']}</td><td>{d['chunks']}</td><td>{size(d['bytes'])}</td></tr>"
         for d in documents(bot.bot, library.settings)
     )
-    return f"<table><tr><th>document</th><th>from</th><th>chunks</th><th>size</th></tr>{rows}</table>"
+    return f"<table><tr><th>document</th><th>summary</th><th>from</th><th>chunks</th><th>size</th></tr>{rows}</table>"
 
 
 def size(n: int | None) -> str:

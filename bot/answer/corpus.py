@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from langchain_core.documents import Document
 
 from bot.answer.linking import Lexicon
+from bot.answer.summary import Summary
 from bot.answer.terms import term, words
 from bot.types import Passage, Sentence, Span
 from index.store import StoreUnavailableError
@@ -52,6 +53,7 @@ class Knowledge:
     # each document's chunks as (start, chunk id), by start: which chunks lie around a passage, found without asking
     # the store to filter its metadata (a scan: ~100 ms per question at 6,600 chunks)
     chunk_starts: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    summaries: dict[str, Summary] = field(default_factory=dict)  # path -> its key sentences (bot.answer.summary)
 
 
 class Corpus:

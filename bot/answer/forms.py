@@ -1,5 +1,6 @@
 """What form of answer a question asks for: one fact (or a yes or no), or an answer of several sentences: an overview
-("what is this about?"), a list, an explanation (why, how), a comparison, a sequence, or a person's part in the story.
+("what is this about?"), a list, an explanation (why, how), a comparison, a sequence, a person's part in the story,
+or an overview of every document ("what are these files about?").
 
 A logistic regression over the question's sentence embedding (the vector retrieval computes anyway) and the words
 and word pairs it is written with (the embedding weighs what a question is about; "list", "role", "why" say what form
@@ -9,13 +10,17 @@ the chain's understand step."""
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-FORMS = ("fact", "overview", "list", "explain", "compare", "sequence", "role")
+from bot.answer.terms import content_terms
+
+FORMS = ("fact", "overview", "list", "explain", "compare", "sequence", "role", "collection")
 LONG_FORMS = frozenset(FORMS[1:])  # answered in several cited sentences (bot.answer.sentence_guard)
+OVERVIEWS = frozenset({"overview", "collection"})  # answered with the documents' key sentences (bot.answer.overview)
 FORMS_FILE = Path(__file__).with_name("question_forms.json")
 WORD = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern, which the training used
 
@@ -40,6 +45,8 @@ class FormModel:
     weights: np.ndarray  # (forms, embedding dims + vocabulary)
     bias: np.ndarray  # (forms,)
     long_threshold: float = 0.5  # a question is answered in several sentences when P(not one fact) reaches it
+    # the terms that ask for an overview ("summary", "gist", "tldr"), learnt from the overview training questions
+    overview_terms: frozenset[str] = frozenset()
 
     def features(self, question: str, vector: np.ndarray) -> np.ndarray:
         return np.concatenate([np.asarray(vector, dtype=np.float32), word_features(question, self.vocabulary)])
@@ -50,20 +57,27 @@ class FormModel:
         p /= p.sum()
         return {form: float(x) for form, x in zip(self.forms, p, strict=True)}
 
-    def form_of(self, question: str, vector: np.ndarray) -> str:
+    def form_of(self, question: str, vector: np.ndarray, in_documents: Callable[[str], bool] = lambda t: True) -> str:
         """The form of `question`, whose embedding is `vector`: one fact unless the longer forms together reach the
         threshold (fitted so that few single facts leave the path they are answered well on), then the likeliest of
-        them."""
+        them. An overview of something no document names ("what happens to the cafe?": a term besides those asking
+        for an overview that `in_documents` does not know) is a single fact: the documents' summary is no answer."""
         p = self.probabilities(question, vector)
         if 1.0 - p[FORMS[0]] < self.long_threshold:
             return FORMS[0]
-        return max(LONG_FORMS, key=p.__getitem__)
+        form = max(LONG_FORMS, key=p.__getitem__)
+        if form in OVERVIEWS and not all(
+            in_documents(t) for t in content_terms(question) if t not in self.overview_terms
+        ):
+            return FORMS[0]
+        return form
 
     def save(self, path: Path, card: dict) -> None:
         path.write_text(
             json.dumps(
                 {
                     "forms": list(self.forms),
+                    "overview_terms": sorted(self.overview_terms),
                     "vocabulary": sorted(self.vocabulary, key=self.vocabulary.__getitem__),
                     "long_threshold": round(self.long_threshold, 4),
                     "bias": [round(float(b), 6) for b in self.bias],
@@ -83,4 +97,5 @@ class FormModel:
             np.asarray(data["weights"], dtype=np.float32),
             np.asarray(data["bias"], dtype=np.float32),
             float(data["long_threshold"]),
+            frozenset(data["overview_terms"]),
         )

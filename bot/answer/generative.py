@@ -72,6 +72,7 @@ FORM_INSTRUCTIONS = {
     "compare": "Compare them in two or three sentences, giving the facts the documents state for each.",
     "sequence": "Tell what happened in the order it happened, in two to four sentences.",
     "role": "Say in two or three sentences what this person did in the story.",
+    "collection": "Say in one sentence what each document is about.",
 }
 
 

@@ -1,42 +1,61 @@
-"""What an overview ("what is this about?", "summarize it") reads and, where the LLM's answer does not hold or there
-is no LLM, says: a news document says what it is about first, so an overview reads the opening chunk of each
-document retrieved (`lead_passages`), and its fallback is the best document's opening sentences, quoted
-(`quoted_overview`). The LLM's answers of several sentences, overviews and the other long forms of
-bot.answer.forms, are held sentence by sentence by the guard (bot.answer.sentence_guard)."""
+"""What an overview ("what is this about?", "summarize it", "what are these documents about?") reads and says: each
+document's summary, its key sentences chosen once at indexing (bot.answer.summary), quoted. Measured against the
+LLM's overviews written from the documents, the quoted key sentences were right more often and never named what the
+documents lack, so an overview is answered with them, with or without an LLM.
+
+An overview of one document ("what is the regatta report about?", "summarize it") is answered with the key sentences
+of the document retrieved for it; with several documents indexed, an overview of them all ("what are these files
+about?": the form `collection`, bot.answer.forms) is answered with the first key sentence of each document."""
 
 from collections.abc import Callable
 
 from bot.answer.corpus import Corpus
+from bot.answer.forms import OVERVIEWS
+from bot.answer.summary import Summary
 from bot.lang import vocabulary
-from bot.types import Draft, Passage
+from bot.types import Draft, Passage, Sentence
 
 REPLIES = vocabulary().replies
-LEAD_SENTENCES = 3  # an overview without the LLM: the document's first sentences (a news story's lead)
-MIN_LEAD_WORDS = 4  # shorter lines (a byline, a dateline) are not quoted
+MAX_DOCUMENTS = 8  # an overview of every document quotes this many documents' first key sentence at most
+Summaries = Callable[[], dict[str, Summary]]  # the documents' summaries by path, as the bot knows them now
 
 
-def quoted_overview(passages: list[Passage], corpus: Corpus) -> Draft | None:
-    """The opening sentences of the best document (the one of the first passage), quoted and cited: a news story
-    says what it is about first. None when the document's opening was not read."""
+def summary_passages(form: str, passages: list[Passage], summaries: dict[str, Summary]) -> list[Passage]:
+    """An overview question's passages: the key sentences of each document retrieved (best first), for an overview
+    of every document the first key sentence of the others too (up to MAX_DOCUMENTS in all), then the passages
+    retrieved. Another form's passages are those retrieved."""
+    if form not in OVERVIEWS:
+        return passages
+    retrieved = list(dict.fromkeys(p.path for p in passages))
+    room = MAX_DOCUMENTS - len(retrieved) if form == "collection" else 0
+    others = [path for path in summaries if path not in retrieved][: max(0, room)]
+    key = [p for path in retrieved if path in summaries for p in summaries[path].sentences]
+    firsts = [summaries[path].sentences[0] for path in others if summaries[path].sentences]
+    return key + firsts + passages
+
+
+def quoted_overview(form: str, passages: list[Passage], corpus: Corpus, summaries: dict[str, Summary]) -> Draft | None:
+    """The overview of the document asked about (that of the best passage): its key sentences, quoted and cited; or,
+    for an overview of every document (`form` "collection") when several are indexed, the first key sentence of each
+    document read. None when there are no key sentences to quote."""
     if not passages:
         return None
-    path = passages[0].path
-    opening = [s for s in corpus.sentences.get(path, []) if len(s.text.split()) >= MIN_LEAD_WORDS]
-    opening = [s for s in opening if s.span.start < _first_chunk_end(passages, path)][:LEAD_SENTENCES]
-    if not opening:
+    best = passages[0].path
+    if form == "collection" and corpus.documents > 1:
+        paths = list(dict.fromkeys(p.path for p in passages))[:MAX_DOCUMENTS]
+        quoted = [_sentences(corpus, summaries[path].sentences[:1]) for path in paths if path in summaries]
+        return _quoted([s for sentences in quoted for s in sentences], "overview_each")
+    summary = summaries.get(best)
+    key = _sentences(corpus, summary.sentences) if summary else []
+    return _quoted(key, "overview_one" if corpus.documents == 1 else "overview_many")
+
+
+def _sentences(corpus: Corpus, passages: tuple[Passage, ...]) -> list[Sentence]:
+    return [s for p in passages for s in corpus.sentences_in(p)]
+
+
+def _quoted(sentences: list[Sentence], intro: str) -> Draft | None:
+    if not sentences:
         return None
-    quoted = " ".join(f"“{s.text.strip()}” [{n}]" for n, s in enumerate(opening, 1))
-    intro = REPLIES["overview_one" if corpus.documents == 1 else "overview_many"]
-    return Draft(f"{intro}{quoted}", False, opening, reason="the document's opening, quoted")
-
-
-def _first_chunk_end(passages: list[Passage], path: str) -> int:
-    firsts = [p for p in passages if p.path == path and p.start == 0]
-    return len(firsts[0].text) if firsts else -1
-
-
-def lead_passages(passages: list[Passage], leads: Callable[[list[str]], list[Passage]]) -> list[Passage]:
-    """An overview question's passages: the opening chunk of each document retrieved (best first), then the rest."""
-    opening = leads(list(dict.fromkeys(p.path for p in passages)))
-    have = {p.chunk_id for p in opening}
-    return opening + [p for p in passages if p.chunk_id not in have]
+    quoted = " ".join(f"“{s.text.strip()}” [{n}]" for n, s in enumerate(sentences, 1))
+    return Draft(f"{REPLIES[intro]}{quoted}", False, sentences, reason="the documents' key sentences, quoted")

@@ -206,11 +206,6 @@ class Retriever:
             wanted[p.chunk_id] = None
         return self.read(list(wanted))
 
-    def leads(self, paths: list[str], chunk_starts: dict[str, list[tuple[int, str]]]) -> list[Passage]:
-        """The opening chunk of each of these documents, in this order: where a news story says what it is about."""
-        ids = [chunk_starts[path][0][1] for path in paths if chunk_starts.get(path)]
-        return [_passage(c.metadata["chunk_id"], c.page_content, c.metadata, 0.0) for c in self.read(ids)]
-
     def reading_order(
         self, passages: list[Passage], chunk_starts: dict[str, list[tuple[int, str]]], max_chars: int
     ) -> list[Passage]:

@@ -128,6 +128,7 @@ TEMPLATES = {
         "no": {"sentence"},
         "overview_one": set(),
         "overview_many": set(),
+        "overview_each": set(),
     },
     "examples": {"won": {"thing"}, "who_is": {"name"}, "said": {"name"}},
 }

@@ -1,8 +1,9 @@
 """Learn which form of answer a question asks for (bot.answer.forms): a logistic regression over the questions'
 sentence embeddings.
 
-Training questions: data/train/question_forms*.jsonl (written by helpers as people type, 110 per form, and 240
-terse single facts such as "sakamoto short program result?"; none from a set the bot is measured on), and as single facts, questions from data/train/b*/ (helper-written, chat-typed), from
+Training questions: data/train/question_forms*.jsonl (written by helpers as people type: 110 per form, 240 terse
+single facts such as "sakamoto short program result?", 160 overviews of one document or of every document; none from
+a set the bot is measured on), and as single facts, questions from data/train/b*/ (helper-written, chat-typed), from
 SQuAD 1.1's training file and from BoolQ (yes/no). A why or how question of those is left out: asked of a span
 reader it is a single fact, asked of a person it asks for an explanation. Five-fold cross-validation is reported, then
 the model is fitted on everything and written with its card.
@@ -23,7 +24,8 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_predict
 
-from bot.answer.forms import FORMS, FORMS_FILE, FormModel, word_features
+from bot.answer.forms import FORMS, FORMS_FILE, OVERVIEWS, FormModel, word_features
+from bot.answer.terms import content_terms
 from bot.models import shared_embedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +40,9 @@ MAX_FACTS_TAKEN_LONG = (
     0.02  # the threshold on P(a longer form) leaves at most this share of single facts out of their path
 )
 MIN_COUNT = 3  # a word or word pair in fewer training questions is not a feature
+# a term in this many overview questions asks for an overview ("gist", "tldr"): an overview naming another term that
+# no document holds is of something the documents lack (bot.answer.forms.FormModel.form_of)
+MIN_OVERVIEW_QUESTIONS = 3
 
 
 def written_questions() -> list[tuple[str, str]]:
@@ -91,7 +96,7 @@ def main() -> None:
         "what": "logistic regression over all-MiniLM-L6-v2 question embeddings and word/word-pair features: "
         "the form of answer a question asks for",
         "trained_on": dict(Counter(f for _, f in examples)),
-        "sources": "data/train/question_forms.jsonl (helper-written), data/train/b*/ (chat-typed single facts), "
+        "sources": "data/train/question_forms*.jsonl (helper-written), data/train/b*/ (chat-typed single facts), "
         "SQuAD 1.1 train (Rajpurkar et al., CC BY-SA 4.0), BoolQ dev (CC BY-SA 3.0)",
         "cross_validated_accuracy": accuracy,
         "cross_validated_recall": per_form,
@@ -100,9 +105,11 @@ def main() -> None:
         "C": C,
         "words_and_pairs": len(vocabulary),
     }
-    FormModel(FORMS, vocabulary, model.coef_.astype(np.float32), model.intercept_.astype(np.float32), threshold).save(
-        args.out, card
-    )
+    overview_terms = Counter(t for q, f in examples if f in OVERVIEWS for t in set(content_terms(q)))
+    asking = frozenset(t for t, n in overview_terms.items() if n >= MIN_OVERVIEW_QUESTIONS)
+    card["overview_terms"] = len(asking)
+    weights, bias = model.coef_.astype(np.float32), model.intercept_.astype(np.float32)
+    FormModel(FORMS, vocabulary, weights, bias, threshold, asking).save(args.out, card)
     print(f"wrote {args.out}")
 
 
