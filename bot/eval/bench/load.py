@@ -1,4 +1,5 @@
-"""The load generator: concurrent clients sending `POST /api/ask` to a live server."""
+"""The load generator: concurrent clients sending `POST /api/ask` to a live server; and one client streaming an answer
+from `POST /v1/chat/completions`, timed to its first words and to its end."""
 
 from __future__ import annotations
 
@@ -55,3 +56,28 @@ def load(url: str, questions: Sequence[str], concurrency: int, requests: int) ->
     replies = ask_all(url, [questions[n % len(questions)] for n in range(requests)], concurrency)
     rps = round(requests / (time.perf_counter() - t0), 2)
     return rps, requests - sum(r.status == 200 for r in replies), [r.ms for r in replies]  # a lost reply is an error
+
+
+@dataclass(frozen=True)
+class Streamed:
+    status: int
+    first_ms: float  # to the first chunk with words of the answer
+    whole_ms: float  # to `data: [DONE]`
+
+
+def stream_answer(url: str, question: str, timeout_s: float = 120.0) -> Streamed:
+    """`question` as a streamed OpenAI chat completion, as a chat client sends it."""
+    import httpx
+
+    body = {"model": "eventbot", "stream": True, "messages": [{"role": "user", "content": question}]}
+    t0 = time.perf_counter()
+    first = None
+    with (
+        httpx.Client(base_url=url, timeout=timeout_s) as http,
+        http.stream("POST", "/v1/chat/completions", json=body) as r,
+    ):
+        for line in r.iter_lines():
+            if first is None and line.startswith("data: {") and '"content": "' in line and '"content": ""' not in line:
+                first = time.perf_counter() - t0
+        whole = time.perf_counter() - t0
+    return Streamed(r.status_code, ms(first if first is not None else whole), ms(whole))

@@ -32,3 +32,12 @@ def new_questions(count: int, offset: int = 0) -> list[str]:
     base = [i.question for i in article_items()]
     variants = [opener + q for opener in OPENERS for q in base]
     return [variants[(offset + n) % len(variants)] for n in range(count)]
+
+
+OVERVIEW_SETS = ["overview1_qa.jsonl", "overview2_qa.jsonl"]
+
+
+def overview_questions() -> list[str]:
+    """The overview questions of the article's overview sets ("what is this article about"), as people typed them."""
+    items = [i for name in OVERVIEW_SETS for i in load_dataset(DEFAULT_DATASETS_DIR / name)]
+    return [i.question for i in items if i.kind == "overview" and not i.history]
