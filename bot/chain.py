@@ -8,11 +8,12 @@ the state and hands on a new state with its own typed value added (a Question, p
 Decision, a Draft) and its milliseconds; none changes the state it was handed, none calls back into an earlier one.
 read, decide and reply are timed together as "answer"."""
 
+import inspect
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from langchain_core.runnables import Runnable, RunnableBranch, RunnableLambda, RunnablePassthrough
+from langchain_core.runnables import Runnable, RunnableBranch, RunnableConfig, RunnableLambda, RunnablePassthrough
 
 from bot.answer.cite import cite
 from bot.answer.condense import previous_turn
@@ -24,20 +25,27 @@ from bot.answer.state import ChainState, Linked
 from bot.answer.understand import understand
 from bot.types import Decision, Draft, Evidence, Generation, Passage, Question, Reading, Turn
 
+if TYPE_CHECKING:
+    from bot.answer.sentence_guard import HeldSentences
+
 T = TypeVar("T")
 
 Read = Callable[[Question, list[Passage], Corpus, str], Reading | None]  # bot.answer.read.SentenceReader
 Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.Answerability.decide
-Generate = Callable[[str, list[Passage], str, list[Turn], str], Generation]  # bot.answer.generative.Generator
+# bot.answer.generative.Generator: (standalone question, passages, question as asked, history, form, on_token)
+Generate = Callable[[str, list[Passage], str, list[Turn], str, Callable[[str], None] | None], Generation]
+Hold = Callable[[ChainState, Callable[[str], None] | None], "HeldSentences | None"]  # SentenceGuard.hold
 
 
-def timed(name: str, step: Callable[[ChainState], ChainState]) -> RunnableLambda:
+def timed(name: str, step: Callable[..., ChainState]) -> RunnableLambda:
     """A stage of the chain: `step` returns a new state (the one it was given, its own keys added), and this adds the
-    stage's milliseconds under timings_ms[name], in a new dict too: no stage changes the state it was handed."""
+    stage's milliseconds under timings_ms[name], in a new dict too: no stage changes the state it was handed. A step
+    of two parameters is given the run's config too."""
+    takes_config = len(inspect.signature(step).parameters) == 2
 
-    def run(state: ChainState) -> ChainState:
+    def run(state: ChainState, config: RunnableConfig) -> ChainState:
         started = time.perf_counter()
-        after = step(state)
+        after = step(state, config) if takes_config else step(state)
         ms = round((time.perf_counter() - started) * 1000, 3)
         return {**after, "timings_ms": {**after["timings_ms"], name: ms}}
 
@@ -60,15 +68,25 @@ def generate_and_guard(
     guard: Callable[[ChainState], dict],
     expand: Callable[[list[Passage]], Corpus],
     llm_reads: Callable[[list[Passage]], list[Passage]],
+    hold: Hold | None = None,
 ) -> Runnable:
     """The LLM's steps after the extractive draft: it writes from `llm_reads(passages)` (given the standalone
     question, and the question as asked with the earlier turns), and the guard checks that answer against the same
-    passages (and their sentences) and decides which draft is cited."""
+    passages (and their sentences) and decides which draft is cited. An answer of several sentences is held sentence
+    by sentence as the LLM writes it (`hold`, bot.answer.sentence_guard): each sentence that holds goes at once to
+    the run's `on_sentence` (config["configurable"], set by a streamed ask)."""
 
-    def generate_step(s: ChainState) -> ChainState:
+    def generate_step(s: ChainState, config: RunnableConfig) -> ChainState:
         llm_passages = llm_reads(s["passages"])
-        generation = generate(s["standalone_question"], llm_passages, s["question"], s["history"], s["asked"].form)
-        return {**s, "llm_passages": llm_passages, "llm_corpus": expand(llm_passages), "generation": generation}
+        s = {**s, "llm_passages": llm_passages, "llm_corpus": expand(llm_passages)}
+        held = hold(s, config.get("configurable", {}).get("on_sentence")) if hold else None
+        on_token = held.feed if held else None
+        generation = generate(
+            s["standalone_question"], llm_passages, s["question"], s["history"], s["asked"].form, on_token
+        )
+        if held:
+            held.finish(generation.text or "")
+        return {**s, "generation": generation, "held": held}
 
     return timed("generate", generate_step) | timed("guard", guard)
 
@@ -114,6 +132,7 @@ def draft_chain(
     llm_reads: Callable[[list[Passage]], list[Passage]] | None = None,
     question_form: Callable[[str], str] | None = None,
     summaries: Summaries | None = None,
+    hold: Hold | None = None,
 ) -> Runnable:
     """The chain up to the draft: its output is the state, with "draft" (and the reading and decision behind it).
 
@@ -141,7 +160,7 @@ def draft_chain(
 
     steps = timed("answer", answer_steps(read, decide, summaries).invoke)
     if generate is not None and guard is not None:
-        llm_steps = generate_and_guard(generate, guard, expand, llm_reads or (lambda passages: passages))
+        llm_steps = generate_and_guard(generate, guard, expand, llm_reads or (lambda passages: passages), hold)
         # an overview's quoted key sentences are its answer (bot.answer.overview says why)
         steps = steps | RunnableBranch((lambda s: s["overview"] is not None, RunnablePassthrough()), llm_steps)
 

@@ -4,6 +4,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from cachetools import LRUCache, cached
 from cachetools.keys import hashkey
@@ -26,11 +27,14 @@ from bot.vectors import CachedEmbeddings
 from index.embeddings import use_threads as use_threads  # for `eventbot serve`, which imports nothing of index/
 from index.store import collection_exists, collection_stats, open_client, open_store, store_errors
 
+if TYPE_CHECKING:
+    from bot.answer.sentence_guard import SentenceGuard
+
 log = logging.getLogger(__name__)
 
 
-def answer_key(question: CheckedQuestion) -> tuple:
-    """What makes two questions the same for the answer cache: the text and the history."""
+def answer_key(question: CheckedQuestion, on_sentence: object = None) -> tuple:
+    """What makes two questions the same for the answer cache: the text and the history (not who hears it)."""
     return hashkey(question.text, tuple((t.role, t.content) for t in question.history))
 
 
@@ -43,7 +47,7 @@ class AnsweredWithoutTheLLM(Exception):
         self.answer = answer
 
 
-def llm_guard(settings: Settings, read_spans: Callable) -> Callable[[dict], dict]:
+def llm_guard(settings: Settings, read_spans: Callable) -> "SentenceGuard":
     """The guard step over an LLM's answer: checked against the same documents' sentences, with the span reader's
     second reading, and given by the learnt decision (a single fact) or held sentence by sentence (a longer form)."""
     from bot.answer.guard import Guard
@@ -88,16 +92,13 @@ class EventBot:
         self.retriever = Retriever(self.store, vectors, chunks, keywords, settings.top_k, settings.chunk_cache_entries)
         # the answer step: the trained span reader, then its learnt decision to answer
         self.read = SentenceReader(vectors, reader, settings.reader_windows)
-        answerability = shared_answerability(
-            settings.reader_weights.with_name(CALIBRATION_FILE), settings.answer_threshold
-        )
-        self.decide = answerability.decide
+        calibration = settings.reader_weights.with_name(CALIBRATION_FILE)
+        self.decide = shared_answerability(calibration, settings.answer_threshold).decide
         guard = llm_guard(settings, reader.read) if generate is not None else None
-        link = self.knowledge.lexicon.link
         # the chain before its cite step: `_read` cites its drafts (calibration reads them as they are)
         forms = shared_forms()
         self.drafts = draft_chain(
-            link,
+            self.knowledge.lexicon.link,
             self._condense,
             self.retriever,
             self.expand,
@@ -109,6 +110,7 @@ class EventBot:
             # retrieval embeds the question anyway; an overview must be of something the documents name
             question_form=lambda text: forms.form_of(text, vectors.vector(text), self.knowledge.df.__contains__),
             summaries=lambda: self.knowledge.summaries,
+            hold=guard.hold if guard is not None else None,
         )
         self._answered = LRUCache(settings.answer_cache_entries) if settings.answer_cache_entries else None
         # one reading per question: concurrent askers of the same question wait for it (cachetools' condition)
@@ -164,18 +166,25 @@ class EventBot:
             read += self.generate.read_ahead(passages, stop)
         return read
 
-    def ask(self, question: str | CheckedQuestion, history: list[Turn] | None = None) -> Answer:
+    def ask(
+        self,
+        question: str | CheckedQuestion,
+        history: list[Turn] | None = None,
+        on_sentence: Callable[[str], None] | None = None,
+    ) -> Answer:
         """The answer to a question, checked here unless it comes checked (QuestionError when it fails). The same
         question with the same history is answered once per bot (a bot reads one state of the index: a changed
-        index is served by a new bot); its copies say how long the lookup took, under "cached"."""
+        index is served by a new bot); its copies say how long the lookup took, under "cached". `on_sentence` is
+        given each sentence of an LLM's long answer as soon as it holds (the answer's text is those, in order); an
+        answer found in the cache, or of another kind, comes whole."""
         if not isinstance(question, CheckedQuestion):
             question = check_question(self.settings, question, history)
         if self._answered is None:
-            return self._read(question)
+            return self._read(question, on_sentence)
         started = time.perf_counter()
         hit = answer_key(question) in self._answered
         try:
-            answer = self._answer(question).model_copy(deep=True)
+            answer = self._answer(question, on_sentence).model_copy(deep=True)
         except AnsweredWithoutTheLLM as failed:
             return failed.answer
         if hit:
@@ -183,9 +192,12 @@ class EventBot:
             answer.timings_ms = {"cached": ms, "total": ms}
         return answer
 
-    def _read(self, question: CheckedQuestion) -> Answer:
+    def _read(self, question: CheckedQuestion, on_sentence: Callable[[str], None] | None = None) -> Answer:
         """The chain's answer; AnsweredWithoutTheLLM, carrying it, when the LLM failed on it (not to be kept)."""
-        state = self.drafts.invoke({"question": question.text, "history": list(question.history), "timings_ms": {}})
+        state = self.drafts.invoke(
+            {"question": question.text, "history": list(question.history), "timings_ms": {}},
+            {"configurable": {"on_sentence": on_sentence}},
+        )
         answer = cite(state)
         generation = state.get("generation")
         if generation is not None and generation.error and self._answered is not None:

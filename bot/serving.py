@@ -2,9 +2,11 @@
 changes under it. The API and the chat share one `ServedBot`; `ui/` only routes requests to it."""
 
 import logging
+import queue
 import threading
 import time
 import weakref
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bot.errors import NotReadyError, StoreUnavailableError
@@ -84,9 +86,37 @@ class ServedBot:
         self._stop.set()
         self._preloading.set()
 
-    def ask(self, question: str | CheckedQuestion, history: list[Turn] | None = None) -> Answer:
+    def ask(
+        self,
+        question: str | CheckedQuestion,
+        history: list[Turn] | None = None,
+        on_sentence: Callable[[str], None] | None = None,
+    ) -> Answer:
         # this request answers with this bot, whatever is swapped in meanwhile (EventBot.ask checks the question)
-        return self.bot.ask(question, history)
+        return self.bot.ask(question, history, on_sentence)
+
+    def ask_streamed(
+        self, question: str | CheckedQuestion, history: list[Turn] | None = None
+    ) -> Iterator[str | Answer]:
+        """The answer as it comes: each sentence of an LLM's long answer once it holds (bot.answer.sentence_guard),
+        then the Answer itself, whose text begins with those sentences. An error (QuestionError, the store down, …)
+        is raised here, before anything is yielded when it comes first."""
+        arrived: queue.SimpleQueue = queue.SimpleQueue()
+
+        def answer() -> None:
+            try:
+                arrived.put(self.ask(question, history, arrived.put))
+            except BaseException as exc:  # handed to the asker, who raises it
+                arrived.put(exc)
+
+        threading.Thread(target=answer, name="ask-streamed", daemon=True).start()
+        while True:
+            item = arrived.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if isinstance(item, Answer):
+                return
 
     def stats(self) -> dict:
         return self.bot.stats()

@@ -258,6 +258,8 @@ def test_the_llm_server_answers_new_questions_and_bursts_with_200_or_503(setting
     assert f["llm_serve_question_p50_ms"] > 0 and f["llm_serve_first_vs_warm"] > 0
     assert f["llm_overview_questions"] >= 4 and f["llm_overview_errors"] == 0
     assert 0 < f["llm_overview_first_p50_ms"] <= f["llm_overview_whole_p50_ms"]
+    assert f["llm_long_questions"] >= 8 and f["llm_long_errors"] == 0
+    assert 0 < f["llm_long_first_p50_ms"] <= f["llm_long_whole_p50_ms"]
     assert f["llm_popular_requests_c12"] == 24 and f["llm_popular_errors_c12"] == 0
     assert f["llm_burst_questions_c8"] == 8 and f["llm_burst_other"] == 0
     assert f["llm_burst_200"] + f["llm_burst_503_retry_after"] == 8 and f["llm_burst_200"] >= 1  # none hung (120 s)

@@ -2,8 +2,11 @@
 document's opening, quoted), and the guard holding an LLM's long answer sentence by sentence, through the real chain
 (real index, embedder, span reader) with fixed LLM texts from a fake chat model."""
 
+import copy
 import json
+import time
 
+import httpx
 import numpy as np
 from langchain_core.language_models import FakeListChatModel
 from sklearn.feature_extraction.text import CountVectorizer
@@ -12,9 +15,13 @@ from bot.answer.forms import FORMS, FORMS_FILE, FormModel, word_features
 from bot.answer.generative import Generator
 from bot.answer.guard import Guard
 from bot.answer.sentence_guard import SentenceGuard
+from bot.chain import draft_chain
 from bot.models import shared_embedder, shared_forms
+from bot.serving import ServedBot
 from tests.conftest import ARTICLE
+from tests.test_api import running
 from tests.test_guard import GIVES_EVERY_GROUNDED_ANSWER, bot_chain
+from ui.server import create_app
 
 ARTICLE_TEXT = ARTICLE.read_text(encoding="utf-8")
 
@@ -176,3 +183,72 @@ def test_the_relation_is_checked_after_an_opening_phrase(bot):
         )
         answer = ask(long_chain(bot, "sequence", text), "what happened after the skate?")
         assert (f"{who} stood up" in answer.answer) is kept, answer.answer
+
+
+def test_a_long_answer_is_streamed_sentence_by_sentence_as_each_holds(bot, settings):
+    """Over `/v1/chat/completions` with `"stream": true`, an LLM writing a long answer slowly (a fake chat model, a
+    pause after each character): the first sentence that holds arrives while the LLM is still writing, the sentence
+    that does not hold never shows, and the text streamed is the answer `/api/ask` gives."""
+    passages = bot.llm_reads(bot.retriever("what is this article about?"))
+    n_liu = next(n for n, p in enumerate(passages, 1) if "Alysa Liu, who would go on to win" in p.text)
+    n_block = next(n for n, p in enumerate(passages, 1) if "block the camera" in p.text)
+    text = (
+        f"Sakamoto was consoled by American Alysa Liu, who would go on to win the gold medal. [{n_liu}] "
+        f"Yuzuru Hanyu also skated a clean program. [{n_block}] "
+        f"Glenn waved her hands in front of the lens to block the camera's view. [{n_block}]"
+    )
+    writing_s = 0.02 * len(text)
+    llm = Generator(FakeListChatModel(responses=[text] * 3, sleep=0.02), "fake")
+    guard = SentenceGuard(Guard(GIVES_EVERY_GROUNDED_ANSWER, bot.read.reader.read))
+    slow = copy.copy(bot)
+    slow._answered = None  # no answer cache: each ask runs the chain
+    stages = (bot.knowledge.lexicon.link, bot._condense, bot.retriever, bot.expand, bot.read, bot.decide)
+    slow.drafts = draft_chain(
+        *stages, llm, guard, llm_reads=bot.llm_reads, question_form=lambda q: "sequence", hold=guard.hold
+    )
+    served = ServedBot(slow, settings.model_copy(update={"api_key": None}), warm=False, watch=False)
+    body = {"model": "eventbot", "stream": True, "messages": [{"role": "user", "content": "what happened, in order?"}]}
+    with running(create_app(served)) as url, httpx.Client(base_url=url, timeout=60) as http:
+        arrived: list[tuple[float, str]] = []
+        started = time.perf_counter()
+        with http.stream("POST", "/v1/chat/completions", json=body) as r:
+            for line in r.iter_lines():
+                if line.startswith("data: {"):
+                    content = json.loads(line[6:])["choices"][0]["delta"].get("content")
+                    if content:
+                        arrived.append((time.perf_counter() - started, content))
+        plain = http.post("/api/ask", json={"question": "what happened, in order?"}).json()
+    streamed = "".join(content for _, content in arrived)
+    assert streamed == plain["answer"] and plain["guard"] == "passed"
+    assert "Hanyu" not in streamed and "Alysa Liu" in streamed and "block the camera" in streamed
+    first_s, first = arrived[0]
+    assert first.startswith("Sakamoto was consoled") and first.endswith("[1].")  # a whole sentence, renumbered
+    assert first_s < writing_s * 0.75, f"the first sentence came at {first_s:.2f}s of {writing_s:.2f}s of writing"
+
+
+def test_sentences_held_token_by_token_are_those_held_from_the_whole_text(bot):
+    """Where the text is cut into sentences does not depend on how it arrives: fed a character at a time, or given
+    whole, the same sentences hold, each handed on once, and the pieces handed on are the draft's text."""
+    from bot.answer.sentence_guard import HeldSentences
+
+    passages = bot.llm_reads(bot.retriever("what is this article about?"))
+    corpus = bot.expand(passages)
+    n_liu = next(n for n, p in enumerate(passages, 1) if "Alysa Liu, who would go on to win" in p.text)
+    n_block = next(n for n, p in enumerate(passages, 1) if "block the camera" in p.text)
+    text = (
+        f"Sakamoto was consoled by American Alysa Liu, who would go on to win the gold medal. [{n_liu}] [{n_block}] "
+        f"Glenn waved her hands in front of the lens to block the camera's view [{n_block}]. "
+        f"Yuzuru Hanyu also skated a clean program. [{n_block}] Not in the documents. [{n_liu}]"
+    )
+    runs = []
+    for by_token in (True, False):
+        handed: list[str] = []
+        held = HeldSentences(passages, corpus.sentences_in, bot.read.reader.read, handed.append)
+        for ch in text if by_token else ():
+            held.feed(ch)
+        held.finish(text)
+        runs.append((handed, held.draft().text, [c.text for c in held.kept]))
+    assert runs[0] == runs[1]
+    handed, draft_text, kept = runs[0]
+    assert "".join(handed) == draft_text and len(kept) == 2
+    assert draft_text.startswith("Sakamoto was consoled") and "Hanyu" not in draft_text

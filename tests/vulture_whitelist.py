@@ -21,6 +21,7 @@ standalone_question, llm_corpus, extractive_draft, overview  # bot/answer/state.
 # Methods and attributes a library calls or reads: LangChain's LLM, torch's Module, fpdf's page footer, sqlite3's
 # row factory, llama.cpp's model parameters, an HTTP session's timeout, atexit.
 _._llm_type, _._identifying_params, _._generate  # bot/answer/llamacpp.py
+_.on_llm_new_token  # bot/answer/generative.py (TokenSink)
 _.use_extra_bufts  # bot/answer/llamacpp.py
 _.forward  # bot/reader/model.py
 _.footer  # bot/eval/pdfs.py

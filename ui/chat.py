@@ -11,6 +11,7 @@ state by the index of its reply, for what the page does with a reply afterwards:
 """
 
 import html
+import itertools
 import logging
 import os
 import re
@@ -46,7 +47,7 @@ from ui.chat_common import (  # noqa: E402
 )
 from ui.chat_documents import changeable, documents_panel, header  # noqa: E402
 from ui.chat_feedback import feedback_controls  # noqa: E402
-from ui.openai_api import word_pieces  # noqa: E402
+from ui.openai_api import rest_of, word_pieces  # noqa: E402
 from ui.reply_note import note_of  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -158,8 +159,9 @@ def sources_message(answer: Answer, reply: int) -> dict:
 def respond(
     bot: ServedBot, messages: list[dict], answers: Replies | None = None
 ) -> Iterator[tuple[list[dict], Replies]]:
-    """Answer the last user message, streaming the text word by word, then add the Sources panel; yields the
-    messages and the session's answers (this one added once it is complete)."""
+    """Answer the last user message, streaming the text (a long answer's sentences as they hold, the rest word by
+    word), then add the Sources panel; yields the messages and the session's answers (this one added once it is
+    complete)."""
     answers = dict(answers or {})
     if not messages or messages[-1].get("role") != "user":
         yield messages, answers
@@ -173,8 +175,9 @@ def respond(
         for m in messages
     ]
     history = to_turns(messages[:-1], bot.settings.max_history_messages, answers)
+    arriving = bot.ask_streamed(question, history)
     try:
-        answer = bot.ask(question, history)
+        first = next(arriving)
     except QuestionError as exc:
         yield [*messages, {"role": "assistant", "content": as_text(f"I can't take that question: {exc}.")}], answers
         return
@@ -184,10 +187,16 @@ def respond(
         yield [*messages, failed], answers
         return
     text = ""
-    for piece in word_pieces(answer.answer):
-        text += piece
-        yield [*messages, {"role": "assistant", "content": as_text(text)}], answers
-        time.sleep(STREAM_DELAY_S)
+    for item in itertools.chain([first], arriving):  # each sentence of a long answer as it holds, then the answer
+        if isinstance(item, str):
+            text += item
+            yield [*messages, {"role": "assistant", "content": as_text(text)}], answers
+            continue
+        answer = item
+        for piece in word_pieces(rest_of(answer.answer, text)):
+            text += piece
+            yield [*messages, {"role": "assistant", "content": as_text(text)}], answers
+            time.sleep(STREAM_DELAY_S)
     reply = len(messages)
     shown = [{"role": "assistant", "content": reply_content(answer, reply)}]
     if answer.citations:  # an unsure reply cites the sentence it quotes

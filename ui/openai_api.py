@@ -1,7 +1,9 @@
 """The OpenAI-compatible API, so OpenAI clients work unchanged: `POST /v1/chat/completions` (plain or streamed as
 server-sent events) and `GET /v1/models`. A thin router over the same `ServedBot.ask` as `/api/ask`."""
 
+import itertools
 import json
+import logging
 import re
 import time
 import uuid
@@ -21,6 +23,8 @@ from bot.settings import Settings
 from bot.types import Answer, CheckedQuestion, Citation, Turn
 from ui.api import get_bot
 from ui.errors import ERROR_RESPONSES
+
+log = logging.getLogger(__name__)
 
 MODEL_ID = "eventbot"
 
@@ -121,14 +125,22 @@ def split_chat(messages: list[ChatMessage], settings: Settings) -> CheckedQuesti
     return replace(checked, history=history)
 
 
+def rest_of(answer: str, sent: str) -> str:
+    """What of the answer's text is still to send after the sentences already sent (which begin it)."""
+    if not answer.startswith(sent):
+        log.warning("a streamed answer's text differs from its sentences sent: %r, then %r", sent, answer)
+        return ""
+    return answer[len(sent) :]
+
+
 def word_pieces(text: str) -> list[str]:
     """Split text into words, each keeping its trailing whitespace: "".join(pieces) == text."""
     return re.findall(r"\S+\s*|\s+", text)
 
 
-def stream_completion(answer: Answer, completion_id: str, created: int) -> Iterator[bytes]:
-    """OpenAI `chat.completion.chunk` events (framed by FastAPI's SSE encoder): role, content pieces, a final chunk
-    with citations, [DONE]."""
+def stream_completion(arriving: Iterator[str | Answer], completion_id: str, created: int) -> Iterator[bytes]:
+    """OpenAI `chat.completion.chunk` events (framed by FastAPI's SSE encoder): role, content pieces (each sentence
+    of a long answer as it holds, then the rest of the answer word by word), a final chunk with citations, [DONE]."""
 
     def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> bytes:
         return event(
@@ -143,9 +155,15 @@ def stream_completion(answer: Answer, completion_id: str, created: int) -> Itera
         )
 
     yield chunk({"role": "assistant", "content": ""})
-    for piece in word_pieces(answer.answer):
-        yield chunk({"content": piece})
-    yield chunk({}, "stop", citations=[c.model_dump() for c in answer.citations])
+    sent = ""
+    for item in arriving:
+        if isinstance(item, str):
+            sent += item
+            yield chunk({"content": item})
+            continue
+        for piece in word_pieces(rest_of(item.answer, sent)):
+            yield chunk({"content": piece})
+        yield chunk({}, "stop", citations=[c.model_dump() for c in item.citations])
     yield format_sse_event(data_str="[DONE]")
 
 
@@ -181,14 +199,16 @@ def chat_completions(
     The answer carries `[n]` markers; the response adds a top-level `citations` list (in a streamed answer,
     on the last chunk). System messages are ignored: the bot answers only from its documents.
     """
-    # computed whole before anything is sent, so errors stay 4xx JSON
-    answer = bot.ask(split_chat(body.messages, bot.settings))
+    question = split_chat(body.messages, bot.settings)
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
+        arriving = bot.ask_streamed(question)
+        first = next(arriving)  # an error comes before anything is sent: it stays 4xx JSON
         return EventSourceResponse(
-            stream_completion(answer, completion_id, created),
+            stream_completion(itertools.chain([first], arriving), completion_id, created),
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
+    answer = bot.ask(question)
     return ChatCompletion(
         id=completion_id,
         created=created,

@@ -15,14 +15,15 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.output_parsers import StrOutputParser
-from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from bot.answer.condense import recent_turns, said
 from bot.answer.llamacpp import LlamaCppChat, load_llama, prompt_states
@@ -122,6 +123,16 @@ def _defang(text: str) -> str:
     return re.sub(r"<(\s*/?\s*documents?\b)", r"‹\1", text, flags=re.IGNORECASE)
 
 
+class TokenSink(BaseCallbackHandler):
+    """Hands each new piece of the model's text to a function (the sentence guard holding a long answer as it comes)."""
+
+    def __init__(self, on_token: Callable[[str], None]):
+        self.on_token = on_token
+
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        self.on_token(token)
+
+
 class Generator:
     """The generate step: prompt | chat model | text. Never raises: a failure is a Generation with an error."""
 
@@ -138,9 +149,11 @@ class Generator:
         asked: str = "",
         history: Sequence[Turn] = (),
         form: str = "fact",
+        on_token: Callable[[str], None] | None = None,
     ) -> Generation:
         """The LLM's answer: to the `asked` question after the last `history_turns` earlier turns of `history`, or,
-        with none to show it, to the `standalone` question alone; told what an answer of its `form` says."""
+        with none to show it, to the `standalone` question alone; told what an answer of its `form` says. Each piece
+        of text goes to `on_token` as the model writes it."""
         turns = recent_turns(list(history), self.history_turns)
         question = asked if turns else standalone
         options: dict[str, Any] = {}
@@ -150,7 +163,10 @@ class Generator:
                 options = {"shape": LONG_ANSWER_SHAPE, "max_tokens": LONG_ANSWER_TOKENS}
         request = {"question": question, "passages": passages, "history": turns}
         try:
-            message = (self.prompt | (self.model.bind(**options) if options else self.model)).invoke(request)
+            config = None
+            if on_token:  # streamed: each piece of text reaches the sink as the model writes it
+                options, config = {**options, "stream": True}, RunnableConfig(callbacks=[TokenSink(on_token)])
+            message = (self.prompt | (self.model.bind(**options) if options else self.model)).invoke(request, config)
             text = str(StrOutputParser().invoke(message))  # a plain str: spaCy refuses langchain's TextAccessor
         except LLMBusyError:  # too many waiting: the request is refused (503), not answered without the LLM
             raise

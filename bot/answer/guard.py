@@ -284,13 +284,20 @@ def cited_draft(text: str, passages: list[Passage], sentences_in: Callable[[Pass
     claims = split_claims(text)
     order = list(dict.fromkeys(n for c in claims for n in c.cites))
     renumber = {old: new for new, old in enumerate(order, 1)}
+    return Draft(renumbered(text, renumber), False, quotes_for(claims, order, passages, sentences_in))
+
+
+def quotes_for(
+    claims: list[Claim], order: list[int], passages: list[Passage], sentences_in: Callable[[Passage], list[Sentence]]
+) -> list[Sentence]:
+    """The verbatim quote of each cited passage, in the answer's order: its sentences that hold the facts of the
+    claims citing it (and of those citing none)."""
     quotes = []
     for old in order:
         facts_here = [f for c in claims if old in c.cites or not c.cites for f in c.facts]
         words_here = " ".join(c.text for c in claims if old in c.cites or not c.cites)
         quotes.append(quote(passages[old - 1], facts_here, words_here, sentences_in))
-
-    return Draft(renumbered(text, renumber), False, quotes)
+    return quotes
 
 
 def renumbered(text: str, renumber: dict[int, int]) -> str:

@@ -1,10 +1,13 @@
 """The chain's state (bot.chain): what its steps pass along, the input keys first, then one key added by each step.
 Apart from bot.types because it names the Corpus, which the expand step builds from those types."""
 
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from bot.answer.corpus import Corpus
 from bot.types import Decision, Draft, Generation, LLMReview, Passage, Question, Reading, Turn
+
+if TYPE_CHECKING:
+    from bot.answer.sentence_guard import HeldSentences
 
 
 class Linked(TypedDict):
@@ -32,6 +35,7 @@ class ChainState(TypedDict):
     llm_passages: NotRequired[list[Passage]]  # generate: what the LLM read, numbered as it cites them
     llm_corpus: NotRequired[Corpus]  # generate: their sentences, which the guard checks
     generation: NotRequired[Generation]  # generate: the LLM's candidate
+    held: NotRequired["HeldSentences | None"]  # generate: a long answer's sentences, held as the LLM wrote them
     backend: NotRequired[str]  # guard: which backend's draft is cited
     guard: NotRequired[str]  # guard: "passed" or "fallback"
     llm_review: NotRequired[LLMReview | None]  # guard: the LLM's grounded answer as the decision judged it

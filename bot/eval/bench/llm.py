@@ -95,7 +95,8 @@ def measure_llm_server(
     """`eventbot serve` with `EVENTBOT_LLM=llamacpp` (ready once its warm-up answer has read the article; started
     again, once it has loaded that reading, bot.answer.prompt_states): the first question after ready and
     `sequential` new ones one at a time (p50 against the floor); the overview questions of the article's overview
-    sets streamed over `/v1/chat/completions`, to the first words and to the end; then `popular_requests`
+    sets streamed over `/v1/chat/completions`, to the first words and to the end, and so their other questions (the
+    LLM's answers of several sentences, each sentence sent once it holds); then `popular_requests`
     at concurrency 12 over four questions (the answer cache makes that four generations), and `distinct` new
     questions at concurrency 8, each of which should be a 200 or, while the LLM's queue is full, a 503 with
     Retry-After, none slower than the LLM's timeout + 10 s."""
@@ -117,6 +118,7 @@ def measure_llm_server(
         [first_reply] = ask_all(server.url, [first], 1)
         warm = ask_all(server.url, one_by_one, 1)
         overviews = [stream_answer(server.url, question) for question in overview_questions()]
+        long_answers = [stream_answer(server.url, question) for question in overview_questions(overviews=False)]
         popular_replies = ask_all(server.url, [popular[n % len(popular)] for n in range(popular_requests)], 12)
         burst_replies = ask_all(server.url, burst, 8)
     with live_server(settings, env=env) as server:
@@ -126,10 +128,11 @@ def measure_llm_server(
     f["llm_serve_question_p50_ms"] = pct([r.ms for r in warm], 50)
     f["llm_serve_errors"] = 1 + sequential - sum(r.status == 200 for r in [first_reply, *warm])
     f["llm_serve_first_vs_warm"] = ratio(first_reply.ms, f["llm_serve_question_p50_ms"])
-    f["llm_overview_questions"] = len(overviews)
-    f["llm_overview_errors"] = sum(o.status != 200 for o in overviews)
-    f["llm_overview_first_p50_ms"] = pct([o.first_ms for o in overviews], 50)
-    f["llm_overview_whole_p50_ms"] = pct([o.whole_ms for o in overviews], 50)
+    for name, streamed in (("overview", overviews), ("long", long_answers)):
+        f[f"llm_{name}_questions"] = len(streamed)
+        f[f"llm_{name}_errors"] = sum(o.status != 200 for o in streamed)
+        f[f"llm_{name}_first_p50_ms"] = pct([o.first_ms for o in streamed], 50)
+        f[f"llm_{name}_whole_p50_ms"] = pct([o.whole_ms for o in streamed], 50)
     f["llm_serve_vs_floor"] = ratio(f["llm_serve_question_p50_ms"], f.get("llm_floor_question_p50_ms"))
     f["llm_popular_requests_c12"] = popular_requests
     f["llm_popular_errors_c12"] = popular_requests - sum(r.status == 200 for r in popular_replies)

@@ -37,7 +37,9 @@ def new_questions(count: int, offset: int = 0) -> list[str]:
 OVERVIEW_SETS = ["overview1_qa.jsonl", "overview2_qa.jsonl"]
 
 
-def overview_questions() -> list[str]:
-    """The overview questions of the article's overview sets ("what is this article about"), as people typed them."""
+def overview_questions(overviews: bool = True) -> list[str]:
+    """The overview questions of the article's overview sets ("what is this article about"), as people typed them;
+    with `overviews` False, their other answerable questions (lists, why and how, sequences, …), which the LLM
+    answers in several sentences."""
     items = [i for name in OVERVIEW_SETS for i in load_dataset(DEFAULT_DATASETS_DIR / name)]
-    return [i.question for i in items if i.kind == "overview" and not i.history]
+    return [i.question for i in items if (i.kind == "overview") == overviews and i.answerable and not i.history]
