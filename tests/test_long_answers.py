@@ -252,3 +252,16 @@ def test_sentences_held_token_by_token_are_those_held_from_the_whole_text(bot):
     handed, draft_text, kept = runs[0]
     assert "".join(handed) == draft_text and len(kept) == 2
     assert draft_text.startswith("Sakamoto was consoled") and "Hanyu" not in draft_text
+
+
+def test_a_sentence_citing_a_run_of_passages_cites_the_one_that_holds_it(bot):
+    """A small model cites runs of passages ("[2][3][4]"): a sentence that one of them holds alone cites that one, so
+    the user sees one quote, the right one."""
+    passages = bot.llm_reads(bot.retriever("what is this article about?"))
+    n_liu = next(n for n, p in enumerate(passages, 1) if "Alysa Liu, who would go on to win" in p.text)
+    others = "".join(f"[{n}]" for n in range(1, len(passages) + 1) if n != n_liu)
+    text = f"Sakamoto was consoled by American Alysa Liu, who would go on to win the gold medal. [{n_liu}]{others}"
+    answer = ask(long_chain(bot, "role", text), "what part did alysa liu play?")
+    assert answer.guard == "passed" and answer.answer.endswith("gold medal [1].")
+    [citation] = answer.citations
+    assert "Alysa Liu, who would go on to win the gold medal" in citation.quote
