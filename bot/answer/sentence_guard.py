@@ -32,7 +32,7 @@ class SentenceGuard:
             return self.guard(state)
         held = state.get("held")
         if held is None:  # not held as it was written (a chain without `hold`): held whole now
-            held = HeldSentences(state["llm_passages"], state["llm_corpus"].sentences_in, self.guard.read_spans)
+            held = HeldSentences(*self._reading(state))
             held.finish(state["generation"].text or "")
         return self.guard.settle(state, review_long(state, held), None)
 
@@ -41,7 +41,11 @@ class SentenceGuard:
         one that holds goes to `on_held` (rendered as the answer shows it) at once. None for a single fact."""
         if state["asked"].form not in LONG_FORMS:
             return None
-        return HeldSentences(state["llm_passages"], state["llm_corpus"].sentences_in, self.guard.read_spans, on_held)
+        return HeldSentences(*self._reading(state), on_held)
+
+    def _reading(self, state: dict) -> tuple:
+        """What a long answer is held to: the passages the LLM read, their sentences, the span reader."""
+        return state["llm_passages"], state["llm_corpus"].sentences_in, self.guard.read_spans
 
 
 class HeldSentences:
