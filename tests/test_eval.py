@@ -322,6 +322,11 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "event_qa",
         "event_qa_fresh",
         "event_qa_unseen",
+        "fresh22a_qa",
+        "fresh22art_qa",
+        "fresh22b_qa",
+        "fresh22c_qa",
+        "fresh22d_qa",
         "marathon_qa",
         "newsdoc11_qa",
         "newsdoc12_qa",
@@ -534,6 +539,13 @@ FLOORS = {
     "overviewdoc2a_qa": {},
     "overviewdoc2b_qa": {},
     "overviewdoc2c_qa": {},
+    # overview round 3 (2026-12-07): the span reader alone 2, 3, 3, 2 and 2 of 10: two questions under that is at or
+    # under the decline-everything share (0.1): no floor
+    "fresh22art_qa": {},
+    "fresh22a_qa": {},
+    "fresh22b_qa": {},
+    "fresh22c_qa": {},
+    "fresh22d_qa": {},
 }
 WRONG_RATE_CEILINGS = {
     "chat2_conversations": 0.13,
@@ -652,6 +664,13 @@ WRONG_RATE_CEILINGS = {
     "overviewdoc2a_qa": 0.2,
     "overviewdoc2b_qa": 0.3,
     "overviewdoc2c_qa": 0.3,
+    # overview round 3 (2026-12-07): two questions' worth of margin over the span reader's figure when it became a
+    # development set (1, 0, 1, 0 and 1 of 10 wrong)
+    "fresh22art_qa": 0.3,
+    "fresh22a_qa": 0.2,
+    "fresh22b_qa": 0.3,
+    "fresh22c_qa": 0.2,
+    "fresh22d_qa": 0.3,
 }
 
 

@@ -419,7 +419,9 @@ def test_a_burst_of_one_question_is_read_once_and_each_asker_gets_the_same_answe
     bot = EventBot(settings)
     reads = []
     drafts = bot.drafts  # the chain up to its cite step: what one reading of a question runs
-    bot.drafts = type("Counting", (), {"invoke": lambda self, state: reads.append(1) or drafts.invoke(state)})()
+    bot.drafts = type(
+        "Counting", (), {"invoke": lambda self, state, config=None: reads.append(1) or drafts.invoke(state, config)}
+    )()
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(lambda _: bot.ask("Who consoled Sakamoto?"), range(8)))
     assert len(reads) == 1
