@@ -9,7 +9,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from bot.answer.corpus import page_at, stitch
+from bot.answer.corpus import page_at, section_at, stitch
 from bot.errors import DocumentNotFoundError, InputError, PassageNotFoundError
 from index.store import read_chunks, store_errors
 
@@ -28,6 +28,7 @@ class SourcePassage(BaseModel):
     quote: str = Field(description="The cited text, verbatim (the whole chunk when no quote was asked for)")
     after: str = Field(description="From the quote's last character to the end of the paragraphs after it")
     page: int | None = Field(None, description="The page of a PDF the quote is on; null for other documents")
+    section: str | None = Field(None, description="The slide or heading it is under (a converted document); else null")
 
 
 def passage_of(bot, name: str, chunk_id: str, quote: str | None = None) -> SourcePassage:
@@ -63,6 +64,7 @@ def passage_of(bot, name: str, chunk_id: str, quote: str | None = None) -> Sourc
         quote=quote,
         after=_first_paragraphs(whole[at_quote + len(quote) :]),
         page=page_at(meta, offset),
+        section=section_at(meta, offset),
     )
 
 

@@ -40,6 +40,7 @@ class Sentence:
     index: int  # position among the document's sentences
     chunk_id: str = ""  # the retrieved passage it was found in
     page: int | None = None  # the page of a PDF it starts on (None for other documents)
+    section: str | None = None  # the slide ("slide 3") or heading it is under, in a converted document
     parsed: ParsedSentence | None = None  # tokens and entities, as indexing parsed them
     dense: float = 0.0
     coverage: float = 0.0
@@ -135,6 +136,22 @@ class Citation(BaseModel):
         description="The page of a PDF the quote is on (absent for other documents)",
         exclude_if=lambda v: v is None,
     )
+    section: str | None = Field(
+        None,
+        description="Where the quote is in a Word, PowerPoint, Excel or EPUB file: 'slide 3', or the heading it is "
+        "under (absent for other documents and before a document's first heading)",
+        exclude_if=lambda v: v is None,
+    )
+
+
+def place_of(page: int | None, section: str | None) -> str:
+    """How a quote's place is said after its document's name: ", page 3" (a PDF), ", slide 2", ", under “Results”"
+    (a converted document's slide or heading), or nothing."""
+    if page:
+        return f", page {page}"
+    if section:
+        return f", {section}" if section.startswith("slide ") else f", under “{section}”"
+    return ""
 
 
 class Context(BaseModel):

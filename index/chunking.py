@@ -40,6 +40,8 @@ def split_documents(docs: list[Document], chunk_size: int, chunk_overlap: int) -
         meta["chunk_id"] = chunk_id(meta["path"], chunk.page_content)
         if "page_starts" in meta:  # a PDF: the page the chunk starts on, and where in it later pages start
             place_pages(meta, meta.pop("page_starts"), len(chunk.page_content))
+        if "section_starts" in meta:  # a slide or heading (index.convert): the same, by section
+            place_sections(meta, meta.pop("section_starts"), len(chunk.page_content))
         if meta["chunk_id"] not in seen:  # a repeated passage in one document is stored once
             seen.add(meta["chunk_id"])
             chunks.append(chunk)
@@ -54,6 +56,19 @@ def place_pages(meta: dict, page_starts: list[int], length: int) -> None:
     breaks = [s - start for s in page_starts if start < s < start + length]
     if breaks:
         meta["page_breaks"] = json.dumps(breaks)
+
+
+def place_sections(meta: dict, section_starts: list[tuple[int, str]], length: int) -> None:
+    """`section` ("slide 3", or the heading the chunk's start is under; absent before the first) and, where later
+    sections start in the chunk, `section_breaks`: [offset in the chunk, section] pairs (JSON).
+    bot.answer.corpus.section_at reads it back."""
+    start = int(meta["start"])
+    before = [label for s, label in section_starts if s <= start]
+    if before:
+        meta["section"] = before[-1]
+    breaks = [[s - start, label] for s, label in section_starts if start < s < start + length]
+    if breaks:
+        meta["section_breaks"] = json.dumps(breaks)
 
 
 def attach_sentences(

@@ -1,5 +1,6 @@
 """Read documents from files and folders: .txt and .md as they are, .html through BeautifulSoup, .pdf through pypdf
-(index.pdf). The same checks for a file on disk (`eventbot index`) and for one uploaded (bytes and a name)."""
+(index.pdf), Word, PowerPoint, Excel, CSV and EPUB through markitdown (index.convert). The same checks for a file on
+disk (`eventbot index`) and for one uploaded (bytes and a name)."""
 
 import re
 import time
@@ -9,10 +10,12 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 from langchain_core.documents import Document
 
+from index.convert import CONVERTED_SUFFIXES, ConversionError, converted_text
 from index.errors import InputError, TooLargeError, UnsupportedError
 from index.pdf import PdfTextError, pdf_text
 
-SUPPORTED_SUFFIXES = {".txt", ".md", ".markdown", ".html", ".htm", ".pdf"}
+SUPPORTED_SUFFIXES = {".txt", ".md", ".markdown", ".html", ".htm", ".pdf", *CONVERTED_SUFFIXES}
+SUPPORTED = ".txt, .md, .html, .pdf, .docx, .pptx, .xlsx, .csv or .epub"  # how errors and the UI name them
 BINARY_SHARE = 0.01  # a "text" file with more control characters than this (or any NUL) is binary
 
 
@@ -37,7 +40,7 @@ def find_files(paths: list[Path]) -> list[Path]:
             files.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES))
         elif path.is_file():
             if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-                raise UnsupportedTypeError(f"{path}: unsupported file type (use .txt, .md, .html or .pdf)")
+                raise UnsupportedTypeError(f"{path}: unsupported file type (use {SUPPORTED})")
             files.append(path)
         else:
             raise DocumentLoadError(f"{path}: no such file or folder")
@@ -97,7 +100,7 @@ def read_document(data: bytes, name: str, path: str, shown: str | None = None) -
     shown = shown or name
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        raise UnsupportedTypeError(f"{shown}: unsupported file type (use .txt, .md, .html or .pdf)")
+        raise UnsupportedTypeError(f"{shown}: unsupported file type (use {SUPPORTED})")
     if not data.strip():
         raise DocumentLoadError(f"{shown}: file is empty")
     metadata = {
@@ -113,6 +116,16 @@ def read_document(data: bytes, name: str, path: str, shown: str | None = None) -
         except PdfTextError as exc:
             raise DocumentLoadError(f"{shown}: {exc}") from None
         raw, metadata["page_starts"] = read.text, read.page_starts
+    elif suffix in CONVERTED_SUFFIXES:
+        if suffix == ".csv":  # text: the same checks as a .txt
+            data = _decode(data, shown).encode()
+        try:
+            converted = converted_text(data, suffix)
+        except ConversionError as exc:
+            raise DocumentLoadError(f"{shown}: {exc}") from None
+        raw, title = converted.text, converted.title
+        if converted.sections:
+            metadata["section_starts"] = converted.sections
     else:
         raw = _decode(data, shown)
         if suffix in {".html", ".htm"}:
@@ -121,9 +134,11 @@ def read_document(data: bytes, name: str, path: str, shown: str | None = None) -
     stripped = text.strip()
     if not stripped:
         raise DocumentLoadError(f"{shown}: file is empty")
-    if "page_starts" in metadata:  # offsets into the text as stored (stripped at the front)
-        lead = len(text) - len(text.lstrip())
+    lead = len(text) - len(text.lstrip())  # offsets into the text as stored (stripped at the front)
+    if "page_starts" in metadata:
         metadata["page_starts"] = [max(0, start - lead) for start in metadata["page_starts"]]
+    if "section_starts" in metadata:
+        metadata["section_starts"] = [(max(0, start - lead), label) for start, label in metadata["section_starts"]]
     if title is None:
         title = stripped.split("\n", 1)[0].lstrip("# ").strip()
     return Document(page_content=stripped, metadata=metadata | {"title": title})
@@ -148,5 +163,5 @@ def load_documents(paths: list[Path], max_file_bytes: int = DEFAULT_MAX_FILE_BYT
     """Load every supported file under `paths`; raises DocumentLoadError naming the first bad one."""
     files = find_files(paths)
     if not files:
-        raise DocumentLoadError(f"no .txt, .md, .html or .pdf files in {', '.join(map(str, paths))}")
+        raise DocumentLoadError(f"no documents in {', '.join(map(str, paths))} (it reads {SUPPORTED})")
     return [load_document(f, max_file_bytes) for f in files]

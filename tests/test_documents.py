@@ -19,6 +19,7 @@ from bot.library import Library
 from bot.serving import ServedBot
 from tests.conftest import ROOT, run_cli
 from tests.test_api import running
+from tests.test_formats import bomb, write_pptx
 from ui.server import create_app
 
 # Questions the trained reader answers well above its threshold (0.65) and declines without their document; it
@@ -126,6 +127,19 @@ def test_upload_pdf_answers_with_its_page_then_removal_declines(http, regatta_pd
     assert state(http) == before
 
 
+def test_upload_pptx_answers_with_its_slide(http, tmp_path):
+    """A presentation uploaded through the API is answered at once, its citation naming the slide; removed, it is not."""
+    write_pptx(tmp_path / "lab-plans.pptx")
+    r = http.post("/api/documents", files=[("files", ("lab-plans.pptx", (tmp_path / "lab-plans.pptx").read_bytes()))])
+    assert r.status_code == 200, r.text
+    answer = http.post("/api/ask", json={"question": "How much will the new laboratory in Lyon cost?"}).json()
+    cited = [c for c in answer["citations"] if c["source"] == "lab-plans.pptx"]
+    assert "2 million euros" in answer["answer"] and cited and cited[0]["section"] == "slide 2", answer
+    params = {"chunk_id": cited[0]["chunk_id"], "quote": cited[0]["quote"]}
+    assert http.get("/api/documents/lab-plans.pptx/passage", params=params).json()["section"] == "slide 2"
+    assert http.delete("/api/documents/lab-plans.pptx").status_code == 200
+
+
 def test_eventbot_ask_names_the_page_of_a_pdf_quote(regatta_pdf, tmp_path):
     """The CLI's readable answer names a PDF quote's page, as the chat's Sources do; `--json` carries `page`."""
     env = {"EVENTBOT_INDEX_DIR": str(tmp_path / "index")}
@@ -156,7 +170,9 @@ def bad_uploads(tmp: Path) -> list[tuple[str, list, int, str]]:
         ("encoded path", [("files", ("..%2F..%2Fx.txt", b"Escaping text.", "text/plain"))], 422, "folder"),
         ("NUL in the name", [("files", ("x\x00.txt", b"Some text.", "text/plain"))], 422, "nul"),
         ("hidden name", [("files", (".env.txt", b"Some text.", "text/plain"))], 422, "dot"),
-        ("unknown type", [("files", ("notes.docx", b"PK\x03\x04 zip", "application/octet-stream"))], 415, "unsupported"),
+        ("unknown type", [("files", ("notes.odt", b"PK\x03\x04 zip", "application/octet-stream"))], 415, "unsupported"),
+        ("damaged .docx", [("files", ("notes.docx", b"PK\x03\x04 zip", "application/octet-stream"))], 422, "zip"),
+        ("zip bomb as .docx", [("files", ("big.docx", bomb(), "application/octet-stream"))], 422, "zip bomb"),
         ("a bundled name", [("files", ("event-article.txt", b"Another article.", "text/plain"))], 409, "already"),
         ("same name twice", [fine, fine], 409, "same name"),
         ("a good file with a bad one", [fine, ("files", ("ok.pdf", pdf, "application/pdf")), ("files", ("bad.txt", b"", "text/plain"))], 422, "empty"),

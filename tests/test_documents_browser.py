@@ -1,5 +1,6 @@
 """The chat's Documents panel in a real Chromium against `eventbot serve` (uploads on): a PDF added in the page is
-answered with its page cited, and once removed the same question is declined."""
+answered with its page cited, and once removed the same question is declined; a presentation's answer cites its
+slide."""
 
 from collections.abc import Iterator
 
@@ -10,6 +11,7 @@ from tests import test_browser
 from tests.conftest import run_cli
 from tests.test_browser import ask, bot_messages, expect, new_page, serving
 from tests.test_documents import REGATTA_ANSWER, REGATTA_PAGES, REGATTA_QUESTION
+from tests.test_formats import write_pptx
 
 pytestmark = pytest.mark.browser
 browser = test_browser.browser  # the module's Chromium fixture, shared
@@ -59,3 +61,18 @@ def test_add_a_pdf_in_the_chat_ask_it_then_remove_it(uploads_url, browser, tmp_p
     declined = ask(page, REGATTA_QUESTION)
     assert bot_messages(page).count() == before + 1
     assert REGATTA_ANSWER not in declined and "[1]" not in declined
+
+
+def test_a_presentation_added_in_the_chat_is_cited_by_its_slide(uploads_url, browser, tmp_path):
+    write_pptx(tmp_path / "lab-plans.pptx")
+    page = new_page(browser)
+    page.goto(uploads_url)
+    page.locator("#documents").get_by_text("Documents").first.click()
+    page.locator("#upload input[type=file]").set_input_files(str(tmp_path / "lab-plans.pptx"))
+    expect(page.locator("#documents-outcome")).to_contain_text("Added lab-plans.pptx")
+
+    answer = ask(page, "How much will the new laboratory in Lyon cost?")
+    assert "2 million euros" in answer and "[1]" in answer
+    sources = page.locator("#chat .thought-group").last
+    sources.locator(".title").click()
+    expect(sources).to_contain_text("lab-plans.pptx, slide 2")

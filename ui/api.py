@@ -25,6 +25,7 @@ from bot.library import Library, Upload, documents
 from bot.serving import ServedBot
 from bot.source_passage import SourcePassage, passage_of
 from bot.types import Answer, Turn
+from index.loaders import SUPPORTED
 from ui.errors import ERROR_RESPONSES, detail_of, status_of
 
 # ---------------------------------------------------------------------------------------------- plumbing
@@ -164,7 +165,7 @@ documents_router = APIRouter(
         404: {"description": "No indexed document of that name"},
         409: {"description": "A document of that name is indexed already, or it is the last one"},
         413: {"description": "A file over `EVENTBOT_MAX_FILE_BYTES`"},
-        415: {"description": "A file type other than .txt, .md, .html, .pdf"},
+        415: {"description": f"A file type other than {SUPPORTED}"},
         422: {
             "description": "A file that is empty, binary, not UTF-8, an encrypted or image-only PDF; a name with a "
             "folder or a NUL in it; more than `EVENTBOT_MAX_UPLOAD_FILES` files"
@@ -220,7 +221,7 @@ def get_library(request: Request) -> Library:
 def add_documents(
     bot: Annotated[ServedBot, Depends(get_bot)],
     library: Annotated[Library, Depends(get_library)],
-    files: Annotated[list[UploadFile] | None, File(description="One or more .txt, .md, .html or .pdf files")] = None,
+    files: Annotated[list[UploadFile] | None, File(description=f"One or more {SUPPORTED} files")] = None,
 ) -> UploadReport:
     """Add documents: the bot answers from them as soon as this returns.
 

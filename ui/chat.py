@@ -33,7 +33,7 @@ from bot.feedback import FeedbackStore  # noqa: E402
 from bot.library import Library  # noqa: E402
 from bot.serving import ServedBot  # noqa: E402
 from bot.source_passage import passage_of  # noqa: E402
-from bot.types import Answer  # noqa: E402
+from bot.types import Answer, place_of  # noqa: E402
 from ui.chat_common import (  # noqa: E402
     LONE_SURROGATE,
     PRIVATE,
@@ -146,8 +146,9 @@ def sources_message(answer: Answer, reply: int) -> dict:
         score = scores.get(c.chunk_id)
         meta = f" · score {score:.2f}" if score is not None else ""
         quote = as_text(c.quote).replace("\n", "\n> ")
-        page = f", page {c.page}" if c.page else ""
-        parts.append(f"[**\\[{c.n}\\]** {as_text(c.source + page)}](#source-{reply}-{c.n}){as_text(meta)}\n> {quote}")
+        parts.append(
+            f"[**\\[{c.n}\\]** {as_text(c.source + place_of(c.page, c.section))}](#source-{reply}-{c.n}){as_text(meta)}\n> {quote}"
+        )
     count = len(answer.citations)
     return {
         "role": "assistant",
@@ -220,9 +221,9 @@ def passage_html(bot: ServedBot, ref: str, answers: Replies) -> str:
         )
     except StoreUnavailableError as exc:
         return f"<p>The documents can't be read right now ({html.escape(str(exc))}).</p>"
-    page = f", page {found.page}" if found.page else ""
+    place = html.escape(place_of(found.page, found.section))
     return (
-        f'<div class="passage-head"><strong>[{n}]</strong> <code>{html.escape(found.source)}</code>{page}</div>'
+        f'<div class="passage-head"><strong>[{n}]</strong> <code>{html.escape(found.source)}</code>{place}</div>'
         f'<div class="passage-text">{html.escape(found.before)}<mark>{html.escape(found.quote)}</mark>'
         f"{html.escape(found.after)}</div>"
     )

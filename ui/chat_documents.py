@@ -15,6 +15,7 @@ from bot.errors import (
 )
 from bot.library import Library, Upload, documents
 from bot.serving import ServedBot
+from index.loaders import SUPPORTED, SUPPORTED_SUFFIXES
 from ui.chat_common import PRIVATE, as_text
 
 
@@ -97,9 +98,9 @@ def documents_panel(demo: gr.Blocks, bot: ServedBot, library: Library, heading: 
     with gr.Accordion("Documents", open=False, elem_id="documents"):
         table = gr.HTML(document_table(bot, library), padding=False)
         upload = gr.File(
-            label="Add documents (.txt, .md, .html, .pdf): click or drop",
+            label=f"Add documents ({SUPPORTED}): click or drop",
             file_count="multiple",
-            file_types=[".txt", ".md", ".html", ".htm", ".pdf"],
+            file_types=sorted(SUPPORTED_SUFFIXES),
             type="filepath",
             elem_id="upload",
         )

@@ -50,6 +50,7 @@ def open_bot():
 
 def print_answer(answer) -> None:
     """The reply, then its numbered sources; an abstained reply under a dim note saying why (ui.reply_note)."""
+    from bot.types import place_of
     from ui.reply_note import note_of
 
     if note := note_of(answer):
@@ -58,8 +59,7 @@ def print_answer(answer) -> None:
     if answer.citations:
         typer.echo("\nSources:")
         for c in answer.citations:
-            page = f", page {c.page}" if c.page else ""  # a PDF's quote names its page
-            typer.echo(f"  [{c.n}] {c.source}{page}: “{c.quote}”")
+            typer.echo(f"  [{c.n}] {c.source}{place_of(c.page, c.section)}: “{c.quote}”")
 
 
 @app.callback()

@@ -51,7 +51,7 @@ def cite(state: ChainState) -> Answer:
         abstained=draft.abstained,
         confidence=None if draft.confidence is None else round(draft.confidence, 4),
         citations=[
-            Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text, page=s.page)
+            Citation(n=n, source=s.source, chunk_id=s.chunk_id, quote=s.text, page=s.page, section=s.section)
             for n, s in enumerate(draft.quotes, 1)
         ],
         contexts=[

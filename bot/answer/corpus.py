@@ -25,6 +25,16 @@ def page_at(meta: dict, offset: int) -> int | None:
     return int(meta["page"]) + bisect_right(json.loads(meta.get("page_breaks") or "[]"), offset)
 
 
+def section_at(meta: dict, offset: int) -> str | None:
+    """The slide or heading of a chunk's text at `offset`, from what indexing kept of its sections
+    (index.chunking.place_sections); None for a document without them or before its first."""
+    section = meta.get("section")
+    for start, label in json.loads(meta.get("section_breaks") or "[]"):
+        if start <= offset:
+            section = label
+    return section
+
+
 def stitch(pieces: list[tuple[int, str]], origin: int = 0) -> str:
     """The document text from offset `origin` rebuilt from chunks given as (start, text), sorted by start: their
     overlaps taken once, a gap between them (whitespace the splitter dropped) kept as line breaks."""
@@ -92,6 +102,7 @@ class Corpus:
             for s in self._within(c.metadata["path"], start, len(c.page_content)):
                 if not s.chunk_id:
                     s.chunk_id, s.page = c.metadata["chunk_id"], page_at(c.metadata, s.span.start - start)
+                    s.section = section_at(c.metadata, s.span.start - start)
         if knowledge is None:
             knowledge = self._learn({path: (self.sources[path], titles[path]) for path in self.texts})
             for c in chunks:

@@ -353,7 +353,15 @@ def quote(
         return first
     start, end = first.span.start, last.span.end
     text = passage.text[start - passage.start : end - passage.start]
-    return Sentence(first.path, first.source, Span(text, start, end), first.index, passage.chunk_id)
+    return Sentence(
+        first.path,
+        first.source,
+        Span(text, start, end),
+        first.index,
+        passage.chunk_id,
+        first.page,
+        section=first.section,
+    )
 
 
 def _long_words(text: str) -> set[str]:

@@ -1,6 +1,7 @@
 """`eventbot train-reader --calibrate-llm`: learns when the LLM's answer is given (bot.answer.llm_decide).
 
-Every question of the development sets is answered by the bot with the installed LLM (conversations turn by turn);
+Every question of the development sets, and SQUAD_PER_ARTICLE questions of each SQuAD article of the dev split's
+train part (`squad_rows`), is answered by the bot with the installed LLM (conversations turn by turn);
 for each, the span reader's reply is kept and so is the LLM's answer where it is grounded (its features as the
 guard computes them). Each is labelled right or wrong as `eventbot eval` scores it. Gradient-boosted trees learn,
 out of fold by set (GroupKFold, over SHUFFLES assignments of sets to folds), the probability that the LLM's grounded
@@ -16,6 +17,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +43,13 @@ SHUFFLES = 6  # assignments of sets to folds whose mean out-of-fold utility choo
 # nobody tuned on, and first-sight rounds have come out over the out-of-fold figure (round 20: 7.1 % against 4.7 %,
 # round 21: 8.3 % against 4.0 %).
 WRONG_CEILING = 0.04
+# SQuAD questions read from each article of the dev split's train part (23 articles; answerable and not, half each):
+# the decision fitted on news sets alone gave the LLM's answer to unanswerable Wikipedia questions that a cited
+# sentence answers for another entity (issue 59), so they are read and weigh as sets too, one per article.
+SQUAD_PER_ARTICLE = 16
+# A reading waits for the LLM's every answer: the serving timeout (a busy machine's answer falls back to the span
+# reader's) would record a slow answer as none.
+READING_TIMEOUT_S = 900.0
 
 
 def mean_by_set(figures: list[dict[str, tuple[float, float]]]) -> dict[str, tuple[float, float]]:
@@ -63,36 +72,77 @@ def finished_sets(rows: list[dict], questions: dict[str, int]) -> list[dict]:
 
 
 def llm_rows(settings: Settings, limit: int | None, datasets: list[Path] | None = None) -> Iterator[dict]:
-    """One row per question of `datasets` (default: the development sets): the LLM's grounded answer's features
-    and whether it is right (None where it gave none), the span reader's reply, the reply the chain gave (with
-    the installed decision) and how long it took."""
+    """One row per question of `datasets` (default: the development sets), each its set's (`reading_row`)."""
     from bot.eval.datasets import DEV_SETS_DIR
     from bot.eval.items import dataset_corpus, load_dataset
 
     for path in datasets or sorted(DEV_SETS_DIR.glob("*.jsonl")):
         items = load_dataset(path)[:limit]
         for item, state in answered_states(settings, dataset_corpus(path, settings), items, path.stem):
-            review, reader, written = state["llm_review"], state["extractive_draft"], state["generation"].text or ""
-            # the LLM's text as it wrote it, unchecked (none: it failed, so it answered nothing)
-            alone = Draft(written, not written or says_not_in_documents(written), [])
-            yield {
-                "group": path.stem,
-                "question": item.question,
-                "answerable": item.answerable,
-                "kind": item.kind,
-                "llm": state["generation"].text,
-                "yes_share": state["generation"].yes_share,
-                "yes_no": item.yes_no,
-                "features": review.features if review else None,
-                "llm_right": is_right(review.draft, item) if review else None,
-                "llm_alone_right": is_right(alone, item, [p.text for p in state["llm_passages"]]),
-                "llm_alone_answered": not alone.abstained,
-                "reader_right": is_right(reader, item),
-                "reader_answered": not reader.abstained,
-                "chain_right": is_right(state["draft"], item),
-                "chain_answered": not state["draft"].abstained,
-                "ms": round(sum(state["timings_ms"].values()), 1),
-            }
+            yield reading_row(path.stem, item, state)
+
+
+def squad_items(per_article: int, squad_dir: Path | None = None) -> tuple[list[dict], list[tuple]]:
+    """The SQuAD articles of the dev split's train part that came with v2.0 (answerable and unanswerable questions;
+    never the test part, which is first sight only) and `per_article` questions drawn evenly from each, answerable
+    and not as they come, each with its group: its article (`squad:TITLE`), so the decision is judged out of fold by
+    article there as by set elsewhere."""
+    from bot.eval.datasets import SQUAD_DIR, squad_articles, squad_split
+    from bot.eval.squad import article_questions
+
+    articles = squad_articles(squad_split(squad_dir or SQUAD_DIR)["train_from_v2.0"], squad_dir or SQUAD_DIR)
+    items = [(f"squad:{a['title']}", squad_item(q)) for a in articles for q in article_questions(a, per_article)]
+    return articles, items
+
+
+def squad_item(q):
+    """A SQuAD question as an eval item, scored as `eventbot eval` scores a set's (no gold answer: unanswerable)."""
+    from bot.eval.items import EvalItem
+
+    return EvalItem(id=q.id, question=q.question, answers=q.answers, answerable=bool(q.answers), kind="squad")
+
+
+def squad_rows(settings: Settings, per_article: int, skip: frozenset[str] | set[str] = frozenset()) -> Iterator[dict]:
+    """One row per question of `squad_items` (those of the groups in `skip` left out), the articles indexed together
+    as `eventbot eval --squad` indexes them, so each question first finds its paragraph among them all."""
+    import tempfile
+
+    from bot.eval.squad import document_name, document_text
+
+    articles, items = squad_items(per_article)
+    group_of = {item.id: group for group, item in items}
+    with tempfile.TemporaryDirectory(prefix="eventbot-squad-") as tmp:
+        for article in articles:
+            (Path(tmp) / document_name(article["title"])).write_text(document_text(article), encoding="utf-8")
+        asked = [item for group, item in items if group not in skip]
+        for item, state in answered_states(settings, [Path(tmp)], asked, "SQuAD"):
+            yield reading_row(group_of[item.id], item, state)
+
+
+def reading_row(group: str, item, state: dict) -> dict:
+    """A question's reading: the LLM's grounded answer's features and whether it is right (None where it gave
+    none), the span reader's reply, the reply the chain gave (with the installed decision) and how long it took."""
+    review, reader, written = state["llm_review"], state["extractive_draft"], state["generation"].text or ""
+    # the LLM's text as it wrote it, unchecked (none: it failed, so it answered nothing)
+    alone = Draft(written, not written or says_not_in_documents(written), [])
+    return {
+        "group": group,
+        "question": item.question,
+        "answerable": item.answerable,
+        "kind": item.kind,
+        "llm": state["generation"].text,
+        "yes_share": state["generation"].yes_share,
+        "yes_no": item.yes_no,
+        "features": review.features if review else None,
+        "llm_right": is_right(review.draft, item) if review else None,
+        "llm_alone_right": is_right(alone, item, [p.text for p in state["llm_passages"]]),
+        "llm_alone_answered": not alone.abstained,
+        "reader_right": is_right(reader, item),
+        "reader_answered": not reader.abstained,
+        "chain_right": is_right(state["draft"], item),
+        "chain_answered": not state["draft"].abstained,
+        "ms": round(sum(state["timings_ms"].values()), 1),
+    }
 
 
 def outcomes(rows: list[dict], p: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
@@ -219,15 +269,20 @@ def calibrate_llm(out: Path, limit: int | None = None, refit: bool = False, resu
         joblib.dump(DummyClassifier().fit(np.zeros((2, len(LLM_FEATURES))), [0, 1]), out / LLM_MODEL_FILE)
         reading = {"features": LLM_FEATURES, "threshold": 2.0, "yes_threshold": yes_threshold}
         (out / LLM_CALIBRATION_FILE).write_text(json.dumps(reading))
-        settings = Settings(llm="llamacpp", reader="trained", reader_weights=out / "reader.safetensors")
+        settings = Settings(
+            llm="llamacpp", reader="trained", reader_weights=out / "reader.safetensors", llm_timeout_s=READING_TIMEOUT_S
+        )
         datasets = sorted(DEV_SETS_DIR.glob("*.jsonl"))
         questions = {path.stem: len(load_dataset(path)[:limit]) for path in datasets}
+        per_article = SQUAD_PER_ARTICLE if limit is None else min(limit, SQUAD_PER_ARTICLE)
+        questions |= Counter(group for group, _ in squad_items(per_article)[1])
         read = (out / ROWS_FILE).read_text().splitlines() if resume else []
         rows = finished_sets([json.loads(line) for line in read], questions)
         finished = {r["group"] for r in rows}
         with (out / ROWS_FILE).open("w") as stored:
             stored.writelines(json.dumps(row) + "\n" for row in rows)
-            for row in llm_rows(settings, limit, [path for path in datasets if path.stem not in finished]):
+            unread = [path for path in datasets if path.stem not in finished]
+            for row in chain(llm_rows(settings, limit, unread), squad_rows(settings, per_article, finished)):
                 rows.append(row)
                 stored.write(json.dumps(row) + "\n")
                 stored.flush()
@@ -252,7 +307,7 @@ def bake_off(datasets: list[Path], limit: int | None = None, rows_out: Path | No
     """The four ways to answer side by side on `datasets`, read once with the installed LLM and decision: per set
     and way, accuracy, wrong and declined rates; per set, the chain's p50 and p95 milliseconds a question. The
     readings go to `rows_out` (JSON Lines) as they come, when given."""
-    settings = Settings(llm="llamacpp")
+    settings = Settings(llm="llamacpp", llm_timeout_s=READING_TIMEOUT_S)
     rows = []
     with open(rows_out or os.devnull, "w") as stored:
         for row in llm_rows(settings, limit, datasets):
