@@ -32,6 +32,7 @@ index: $(VENV)/.installed
 	$(BIN)/eventbot index
 
 run: index
+	@command -v tesseract >/dev/null || echo "eventbot: scanned PDF pages will not be read: install Tesseract (apt-get install tesseract-ocr)"
 	$(BIN)/eventbot serve
 
 test: $(VENV)/.installed-dev

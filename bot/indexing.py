@@ -28,7 +28,7 @@ def build_index(
     """Index files or folders (default: the bundled corpus). Files are read before the store is touched,
     so a bad path leaves the existing index as it was."""
     paths = paths or settings.corpus
-    docs = load_documents(paths, settings.max_file_bytes)
+    docs = load_documents(paths, settings.max_file_bytes, settings.ocr == "on")
     client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)
     if reset and collection_exists(client, settings.collection):
         client.delete_collection(settings.collection)

@@ -83,7 +83,9 @@ class Library:
         docs = []
         for name, upload in zip(names, uploads, strict=True):
             check_size(name, max(upload.size or 0, len(upload.data)), self.settings.max_file_bytes)
-            docs.append(read_document(upload.data, name=name, path=str(self.folder / name)))
+            docs.append(
+                read_document(upload.data, name=name, path=str(self.folder / name), ocr=self.settings.ocr == "on")
+            )
         with self.changing() as store:
             taken = self.on_store(lambda: [n for n in names if read_metadatas(store, where={"source": n}, limit=1)])
             if taken:

@@ -22,6 +22,9 @@ class Settings(BaseSettings):
     )
 
     max_file_bytes: int = Field(5_000_000, description="a larger file is refused by `eventbot index` and uploads")
+    ocr: Literal["on", "off"] = Field(
+        "on", description="on: a PDF's scanned pages (no text layer) are read by Tesseract OCR where it is installed"
+    )
     uploads: Literal["on", "off"] = Field(
         "off", description="without an API key, whether /api/documents and the chat may add and remove documents"
     )

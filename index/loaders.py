@@ -2,6 +2,7 @@
 (index.pdf), Word, PowerPoint, Excel, CSV and EPUB through markitdown (index.convert). The same checks for a file on
 disk (`eventbot index`) and for one uploaded (bytes and a name)."""
 
+import logging
 import re
 import time
 import unicodedata
@@ -13,6 +14,8 @@ from langchain_core.documents import Document
 from index.convert import CONVERTED_SUFFIXES, ConversionError, converted_text
 from index.errors import InputError, TooLargeError, UnsupportedError
 from index.pdf import PdfTextError, pdf_text
+
+log = logging.getLogger(__name__)
 
 SUPPORTED_SUFFIXES = {".txt", ".md", ".markdown", ".html", ".htm", ".pdf", *CONVERTED_SUFFIXES}
 SUPPORTED = ".txt, .md, .html, .pdf, .docx, .pptx, .xlsx, .csv or .epub"  # how errors and the UI name them
@@ -71,7 +74,7 @@ def _html_to_text(html: str) -> tuple[str, str | None]:
     return "\n\n".join(line for line in lines if line), title
 
 
-def load_document(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Document:
+def load_document(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES, ocr: bool = True) -> Document:
     """One file → one Document whose text is what citations quote from; title is its first line or <title>.
     A file over `max_bytes` is refused: parsing and embedding take about a minute per megabyte on a laptop."""
     try:
@@ -83,7 +86,7 @@ def load_document(path: Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Docume
         data = path.read_bytes()
     except OSError as exc:
         raise DocumentLoadError(f"{path}: cannot read ({exc.__class__.__name__}: {exc})") from exc
-    return read_document(data, name=path.name, path=str(path.resolve()), shown=str(path))
+    return read_document(data, name=path.name, path=str(path.resolve()), shown=str(path), ocr=ocr)
 
 
 def check_size(shown: str, size: int, max_bytes: int) -> None:
@@ -94,9 +97,10 @@ def check_size(shown: str, size: int, max_bytes: int) -> None:
         )
 
 
-def read_document(data: bytes, name: str, path: str, shown: str | None = None) -> Document:
+def read_document(data: bytes, name: str, path: str, shown: str | None = None, ocr: bool = True) -> Document:
     """The Document of a file's bytes: `name` is its source (what citations name), `path` where it is kept (the
-    document's identity in the index), `shown` how errors name it. Raises DocumentLoadError with one line."""
+    document's identity in the index), `shown` how errors name it; `ocr`: whether a PDF's scanned pages are read by
+    OCR. Raises DocumentLoadError with one line; a PDF's pages left unread are said in one logged line."""
     shown = shown or name
     suffix = Path(name).suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
@@ -112,10 +116,13 @@ def read_document(data: bytes, name: str, path: str, shown: str | None = None) -
     title = None
     if suffix == ".pdf":
         try:
-            read = pdf_text(data)
+            read = pdf_text(data, ocr, name)
         except PdfTextError as exc:
             raise DocumentLoadError(f"{shown}: {exc}") from None
         raw, metadata["page_starts"] = read.text, read.page_starts
+        if read.unread:
+            pages = ", ".join(map(str, read.unread))
+            log.warning("%s: page(s) %s have no text and were not read: %s", shown, pages, read.why_unread)
     elif suffix in CONVERTED_SUFFIXES:
         if suffix == ".csv":  # text: the same checks as a .txt
             data = _decode(data, shown).encode()
@@ -159,9 +166,9 @@ def _decode(data: bytes, shown: str) -> str:
     return text
 
 
-def load_documents(paths: list[Path], max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Document]:
+def load_documents(paths: list[Path], max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, ocr: bool = True) -> list[Document]:
     """Load every supported file under `paths`; raises DocumentLoadError naming the first bad one."""
     files = find_files(paths)
     if not files:
         raise DocumentLoadError(f"no documents in {', '.join(map(str, paths))} (it reads {SUPPORTED})")
-    return [load_document(f, max_file_bytes) for f in files]
+    return [load_document(f, max_file_bytes, ocr) for f in files]

@@ -1,6 +1,7 @@
 """Text out of a PDF, page by page, through pypdf: lines reflowed into paragraphs, words hyphenated at a line end
 joined again, running headers and footers ("Report · page 3") dropped so that a sentence across a page break
-reads whole, and where each page starts in the text kept, so that a citation can name its page.
+reads whole, and where each page starts in the text kept, so that a citation can name its page. A page with no
+text (a scan: a picture of the page) is read by OCR, Tesseract through pytesseract, from the images it holds.
 
 pypdf rather than pdfminer.six, by measurement (README "Documents"): on the same generated reports both give the
 same text in the same order (every sentence found, none out of place) and leave hyphenated line ends to the
@@ -9,8 +10,11 @@ caller; pypdf reads a page in 4 ms against pdfminer's 22 ms, and needs no other 
 
 import io
 import re
+import shutil
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
 
 from index.errors import InputError
 
@@ -25,14 +29,26 @@ class PdfTextError(InputError):
     """The PDF cannot be read for text: damaged, encrypted, or images only."""
 
 
+INSTALL_TESSERACT = "install Tesseract to read scanned pages (Debian/Ubuntu: apt-get install tesseract-ocr)"
+
+
 @dataclass
 class PdfText:
     text: str
     page_starts: list[int]  # page n (1-based) starts at text offset page_starts[n - 1]
     pages: int
+    read_by_ocr: list[int] = field(default_factory=list)  # pages (1-based) without a text layer, read by OCR
+    unread: list[int] = field(default_factory=list)  # pages without a text layer that OCR did not read
+    why_unread: str = ""  # what to do about them
 
 
-def pdf_text(data: bytes) -> PdfText:
+def ocr_available() -> bool:
+    return shutil.which("tesseract") is not None
+
+
+def pdf_text(data: bytes, ocr: bool = True, name: str = "PDF") -> PdfText:
+    """The PDF's text and where its pages start; pages without a text layer are read by OCR when `ocr` is on and
+    Tesseract is installed (a progress bar per page), else listed in `unread`. PdfTextError when nothing is left."""
     from pypdf import PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError
 
@@ -49,12 +65,36 @@ def pdf_text(data: bytes) -> PdfText:
         raise PdfTextError(f"not a readable PDF ({exc.__class__.__name__}: {str(exc)[:120]})") from exc
     if not pages:
         raise PdfTextError("the PDF has no pages")
-    lines = _without_running_lines([_lines(page) for page in pages])
+    page_lines = [_lines(page) for page in pages]
+    blank = [i for i, lines in enumerate(page_lines) if not lines]
+    why = "OCR is off (EVENTBOT_OCR=off)" if not ocr else "" if ocr_available() else INSTALL_TESSERACT
+    read_by_ocr = []
+    if blank and not why:
+        for i in tqdm(blank, desc=f"Indexing: OCR of {name}", unit="page", disable=None):
+            page_lines[i] = _lines(page_by_ocr(reader.pages[i]))
+            if page_lines[i]:
+                read_by_ocr.append(i + 1)
+        why = "no text found in their images (OCR reads a page's scanned images, not its drawings)"
+    lines = _without_running_lines(page_lines)
+    unread = [i + 1 for i in blank if not page_lines[i]]
     if not any(lines):
-        raise PdfTextError(
-            f"no text in the PDF's {len(pages)} page(s): scanned pages are images, and OCR is not supported"
-        )
-    return _reflow(lines)
+        raise PdfTextError(f"no text in the PDF's {len(pages)} page(s) (a scan's pages are pictures of text): {why}")
+    read = _reflow(lines)
+    read.read_by_ocr, read.unread, read.why_unread = read_by_ocr, unread, why if unread else ""
+    return read
+
+
+def page_by_ocr(page) -> str:
+    """The text Tesseract reads in the images a page holds (a scanned page is one image), in their order."""
+    import pytesseract
+
+    texts = []
+    for image in page.images:
+        try:
+            texts.append(pytesseract.image_to_string(image.image))
+        except Exception:  # an image pypdf cannot decode, or Tesseract refuses: the page stays unread
+            continue
+    return "\n".join(texts)
 
 
 def _lines(page: str) -> list[str]:

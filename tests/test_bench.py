@@ -21,6 +21,7 @@ from bot.eval.bench.figures import BenchResult, Sizes, ms, pct, ratio
 from bot.eval.bench.llm import SECTION as LLM_SECTION
 from bot.eval.bench.llm import measure_llm_documents, measure_llm_floor, measure_llm_server
 from bot.eval.distractors import FORBIDDEN, article, write_corpus, write_large_document
+from index.pdf import ocr_available
 from tests.conftest import ROOT, SAFETY_TIMEOUT_S, run_cli
 
 # Ratios of figures that cannot honestly be zero (a cached answer's time can be, below a microsecond: checked for
@@ -64,6 +65,9 @@ def test_bench_quick_reports_all_figures():
     assert figures["serve_ready_rss_mb"] <= figures["rss_peak_mb"]
     assert figures["rps_c12_workers_2"] is None  # a full run measures it
     assert figures["upload_pdf_pages"] == 20 and figures["upload_pdf_chunks"] > 20  # the PDF answered, page cited
+    assert figures["docx_read_s"] > figures["txt_read_s"] > 0  # the same text read back from both (else it fails)
+    if ocr_available():  # a scanned page's words read back
+        assert figures["ocr_words_read"] >= 0.95 and figures["ocr_ms_per_page"] > 0
 
 
 # Each ratio the bench reports and the parts it is of, in the same run's figures (value / floor, 3 significant digits).

@@ -13,10 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bot.eval.pdfs import make_encrypted_pdf, make_image_only_pdf, make_pdf
+from bot.eval.pdfs import make_encrypted_pdf, make_image_only_pdf, make_pdf, make_scanned_pdf
 from bot.event_bot import EventBot
 from bot.library import Library
 from bot.serving import ServedBot
+from index.pdf import ocr_available
 from tests.conftest import ROOT, run_cli
 from tests.test_api import running
 from tests.test_formats import bomb, write_pptx
@@ -125,6 +126,18 @@ def test_upload_pdf_answers_with_its_page_then_removal_declines(http, regatta_pd
     assert not (settings.uploads_dir / "regatta.pdf").exists()
     assert http.post("/api/ask", json={"question": REGATTA_QUESTION}).json()["abstained"]
     assert state(http) == before
+
+
+@pytest.mark.skipif(not ocr_available(), reason="no Tesseract (apt-get install tesseract-ocr); CI installs it")
+def test_upload_scanned_pdf_is_read_by_ocr_and_cites_its_page(http, tmp_path):
+    """A PDF whose pages are pictures of text (no text layer) is read by OCR: answered, its page cited."""
+    scan = make_scanned_pdf(tmp_path / "regatta-scan.pdf", REGATTA_PAGES)
+    r = http.post("/api/documents", files=[("files", ("regatta-scan.pdf", scan.read_bytes(), "application/pdf"))])
+    assert r.status_code == 200, r.text
+    answer = http.post("/api/ask", json={"question": REGATTA_QUESTION}).json()
+    cited = [c for c in answer["citations"] if c["source"] == "regatta-scan.pdf"]
+    assert REGATTA_ANSWER in answer["answer"] and cited and cited[0]["page"] == 2, answer
+    assert http.delete("/api/documents/regatta-scan.pdf").status_code == 200
 
 
 def test_upload_pptx_answers_with_its_slide(http, tmp_path):

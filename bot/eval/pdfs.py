@@ -126,3 +126,25 @@ def make_image_only_pdf(path: Path, pages: int = 2) -> Path:
             pdf.rect(20, 20 + 8 * i, 40 + 4 * i, 5, style="F")
     pdf.output(str(path))
     return path
+
+
+def make_scanned_pdf(path: Path, pages: list[list[str]], dpi: int = 150) -> Path:
+    """What a scanner makes of a printed report: each page one picture of its text (rendered with Pillow at `dpi`)
+    and no text layer, so that only OCR can read it."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    width, height = round(210 / 25.4 * dpi), round(297 / 25.4 * dpi)
+    font = ImageFont.truetype(str(FONT), round(dpi / 6)) if FONT.is_file() else ImageFont.load_default(dpi / 6)
+    pdf = FPDF(format="A4")
+    for paragraphs in pages:
+        image = Image.new("L", (width, height), 255)
+        draw, y = ImageDraw.Draw(image), dpi
+        for paragraph in paragraphs:
+            for line in wrap(paragraph, 60):
+                draw.text((dpi, y), line, fill=0, font=font)
+                y += round(dpi / 4)
+            y += round(dpi / 6)
+        pdf.add_page()
+        pdf.image(image, x=0, y=0, w=210, h=297)
+    pdf.output(str(path))
+    return path

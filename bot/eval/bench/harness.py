@@ -33,7 +33,14 @@ from bot.eval.bench.serving import (
     measure_server,
     measure_workers,
 )
-from bot.eval.bench.upload import UPLOAD_PDF_PAGES, measure_upload_pdf
+from bot.eval.bench.upload import (
+    DOCX_TEXT_MB,
+    OCR_PAGES,
+    UPLOAD_PDF_PAGES,
+    measure_docx,
+    measure_ocr,
+    measure_upload_pdf,
+)
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -146,6 +153,8 @@ def _measure_parts(
         f"a {UPLOAD_PDF_PAGES}-page PDF: upload to the first cited answer, against `eventbot index` of it",
         lambda: measure_upload_pdf(f, root / "upload"),
     )
+    section(f"a {OCR_PAGES}-page scanned PDF read by OCR", lambda: measure_ocr(f, root / "ocr"))
+    section(f"{DOCX_TEXT_MB:g} MB of text as .docx and as .txt, read", lambda: measure_docx(f, root / "docx"))
     section(LLM_SECTION, lambda: measure_llm_floor(result, sizes))
     if not sizes.quick:
         section(LLM_SERVER_SECTION, lambda: measure_llm_server(f, one))

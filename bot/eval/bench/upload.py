@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,3 +100,76 @@ def measure_upload_pdf(f: dict, root: Path) -> None:
     cited = [c for c in body["citations"] if c["source"] == pdf.name]
     if body["abstained"] or UPLOAD_PDF_ANSWER not in body["answer"] or not cited or cited[0].get("page") != page:
         raise RuntimeError(f"not the cited answer expected (page {page}): {body['answer']!r}, {body['citations']}")
+
+
+OCR_PAGES = 3
+DOCX_TEXT_MB = 1.0
+
+
+def news_paragraphs(chars: int) -> list[str]:
+    """Generated news (bot.eval.distractors), at least `chars` characters of it, paragraph by paragraph."""
+    paragraphs: list[str] = []
+    number = 0
+    while sum(map(len, paragraphs)) < chars:
+        paragraphs += article(7907, number).strip().split("\n\n")
+        number += 1
+    return paragraphs
+
+
+def measure_ocr(f: dict, root: Path) -> None:
+    """Issue 60: a scanned PDF (OCR_PAGES pages, each a picture of generated news at 150 dpi, no text layer) read as
+    indexing and uploads read it (`index.loaders.read_document`): milliseconds of OCR per page, and the share of the
+    words written that it reads back exactly."""
+    from index.loaders import read_document
+    from index.pdf import INSTALL_TESSERACT, ocr_available
+
+    if not ocr_available():
+        raise SectionSkipped(INSTALL_TESSERACT)
+    try:
+        from bot.eval.pdfs import make_scanned_pdf
+    except ImportError as exc:
+        raise SectionSkipped(f"making the PDF needs fpdf2, a dev dependency (pip install -e '.[dev]'): {exc}") from exc
+    paragraphs, pages = iter(news_paragraphs(20_000)), []
+    for _ in range(OCR_PAGES):  # about 1,800 characters a page: what fits the scan's 40 lines
+        page = [next(paragraphs)]
+        while sum(map(len, page)) < 1_500:
+            page.append(next(paragraphs))
+        pages.append(page)
+    root.mkdir(parents=True, exist_ok=True)
+    scan = make_scanned_pdf(root / "scan.pdf", pages)
+    started = time.perf_counter()
+    doc = read_document(scan.read_bytes(), name=scan.name, path=str(scan))
+    f["ocr_pages"] = OCR_PAGES
+    f["ocr_ms_per_page"] = ms((time.perf_counter() - started) / OCR_PAGES)
+    f["ocr_chars_per_page"] = round(len(doc.page_content) / OCR_PAGES)
+    written, read = (Counter(text.split()) for text in (" ".join(p for page in pages for p in page), doc.page_content))
+    f["ocr_words_read"] = round(sum((written & read).values()) / sum(written.values()), 3)
+
+
+def measure_docx(f: dict, root: Path) -> None:
+    """Issue 60: DOCX_TEXT_MB of generated news as a Word file and as .txt, each read as indexing reads it
+    (`index.loaders.read_document`: markitdown's conversion, made plain; the .txt's checks): seconds each and their
+    ratio. Chunking, parsing and embedding, the same for both, take about a minute per MB on 2 cores."""
+    from index.loaders import read_document
+
+    try:
+        from docx import Document
+    except ImportError as exc:
+        raise SectionSkipped(f"writing the .docx needs python-docx, a dev dependency: {exc}") from exc
+    paragraphs = news_paragraphs(int(DOCX_TEXT_MB * 1e6))
+    root.mkdir(parents=True, exist_ok=True)
+    word = Document()
+    for paragraph in paragraphs:
+        word.add_paragraph(paragraph)
+    word.save(root / "news.docx")
+    (root / "news.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
+    seconds = {}
+    for name in ("news.docx", "news.txt"):
+        started = time.perf_counter()
+        doc = read_document((root / name).read_bytes(), name=name, path=str(root / name))
+        seconds[name] = time.perf_counter() - started
+        if doc.page_content != "\n\n".join(paragraphs):
+            raise RuntimeError(f"{name} did not read back as the text written")
+    f["docx_text_mb"] = DOCX_TEXT_MB
+    f["docx_read_s"] = round(seconds["news.docx"], 2)
+    f["txt_read_s"] = round(seconds["news.txt"], 3)
