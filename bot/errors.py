@@ -83,6 +83,14 @@ class DocumentNotFoundError(NotFoundError):
     """No indexed document has that name."""
 
 
+class CollectionNotFoundError(NotFoundError):
+    """A collection the index does not have."""
+
+
+class CollectionNameError(InputError, ValueError):
+    """A name that cannot name a collection."""
+
+
 class PassageNotFoundError(NotFoundError):
     """A cited chunk that is not in the named document (bot.source_passage.passage_of)."""
 

@@ -71,9 +71,10 @@ class EventBot:
         with store_errors("cannot open the index"):
             client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)
             if not collection_exists(client, settings.collection):
-                raise StoreUnavailableError(
-                    f"no collection {settings.collection!r} in the index yet: run `eventbot index`"
+                index = "eventbot index" + (
+                    f" --collection {settings.collection}" if settings.collection != Settings.model_fields["collection"].default else ""
                 )
+                raise StoreUnavailableError(f"no collection {settings.collection!r} in the index yet: run `{index}`")
         generate = None
         if settings.llm != "none":  # the LLM loads here, once per bot; a bad setting raises LLMSetupError
             from bot.answer.generative import load_generator

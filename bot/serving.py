@@ -9,12 +9,20 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from bot.errors import NotReadyError, StoreUnavailableError
+from bot.errors import CollectionNotFoundError, NotReadyError, StoreUnavailableError
 from bot.event_bot import EventBot
 from bot.indexing import index_missing
-from bot.settings import Settings
+from bot.settings import Settings, checked_collection
 from bot.types import Answer, CheckedQuestion, Turn
-from index.store import close_detached, detach_local_client, index_file, reattach_local_client
+from index.store import (
+    close_detached,
+    collection_names,
+    detach_local_client,
+    index_file,
+    open_client,
+    reattach_local_client,
+    store_errors,
+)
 
 __all__ = ["NotReadyError", "ServedBot"]
 
@@ -48,6 +56,9 @@ class ServedBot:
         self._preloading = threading.Event()
         self._swap_lock = threading.Lock()  # one rebuild at a time
         self._retired: list[tuple[float, Any]] = []  # (when, detached Chroma client) of bots swapped out
+        self._others: dict[str, ServedBot] = {}  # the index's other collections, served as they are asked for
+        self._others_lock = threading.Lock()
+        self._watching = watch
         if warm:
             self.warm_up()
         if watch:
@@ -82,9 +93,42 @@ class ServedBot:
         threading.Thread(target=run, name="preload", daemon=True).start()
 
     def close(self) -> None:
-        """Stop watching the index and preloading."""
+        """Stop watching the index and preloading (the other collections' bots too)."""
         self._stop.set()
         self._preloading.set()
+        for other in list(self._others.values()):
+            other.close()
+
+    @property
+    def collection(self) -> str:
+        return self.bot.settings.collection
+
+    def collection_names(self) -> list[str]:
+        """The collections of the index (each a separate set of documents a question may name)."""
+        settings = self.bot.settings
+        with store_errors("cannot read the index's collections"):
+            return collection_names(open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s))
+
+    def for_collection(self, name: str | None) -> "ServedBot":
+        """The served bot of the collection `name` (None: this one): another collection's is opened, warmed and
+        watched the first time it is asked for, then kept (its models are the process's, shared). CollectionNameError
+        (422) for a name no collection can have, CollectionNotFoundError (404) for one the index does not hold."""
+        if name is None or name == self.collection:
+            return self
+        checked_collection(name)
+        with self._others_lock:
+            if name not in self._others:
+                if name not in self.collection_names():
+                    raise CollectionNotFoundError(
+                        f"no collection {name!r} in the index: index documents into it with "
+                        f"`eventbot index --collection {name} PATH`"
+                    )
+                self._others[name] = ServedBot(
+                    EventBot(self.bot.settings.model_copy(update={"collection": name})),
+                    self.settings.model_copy(update={"collection": name}),
+                    watch=self._watching,
+                )
+            return self._others[name]
 
     def ask(
         self,

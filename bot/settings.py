@@ -10,12 +10,33 @@ DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "data"
 READER_WEIGHTS = Path(__file__).resolve().parent / "reader" / "weights" / "reader.safetensors"
 
 
+COLLECTION_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9]$"  # what Chroma takes, and safe as a file name
+
+
+def checked_collection(name: str) -> str:
+    """`name` when it can name a collection, else CollectionNameError (one line)."""
+    import re
+
+    from bot.errors import CollectionNameError
+
+    if not re.fullmatch(COLLECTION_NAME, name) or ".." in name:
+        raise CollectionNameError(
+            f"{name!r} cannot name a collection: 3 to 64 letters, digits, '.', '_' or '-', starting and ending with a "
+            "letter or digit"
+        )
+    return name
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="EVENTBOT_", env_file=".env", extra="ignore")
 
     index_dir: Path = Field(Path(".eventbot/index"), description="where the embedded Chroma index is kept")
     chroma_url: str | None = Field(None, description="Chroma server URL; server mode when set")
-    collection: str = Field("eventbot", description="the Chroma collection the documents' chunks go to")
+    collection: str = Field(
+        "eventbot",
+        pattern=COLLECTION_NAME,
+        description="the collection a question reads and `eventbot index` writes (3-64 letters, digits, . _ -)",
+    )
     corpus: list[Path] = Field(
         [DEFAULT_CORPUS / "event-article.txt"],
         description="what `eventbot index` reads without arguments (files, folders)",

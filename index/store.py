@@ -152,7 +152,12 @@ def open_store(client: chromadb.ClientAPI, collection: str, embedder: Embeddings
 
 
 def collection_exists(client: chromadb.ClientAPI, collection: str) -> bool:
-    return collection in {c if isinstance(c, str) else c.name for c in client.list_collections()}
+    return collection in collection_names(client)
+
+
+def collection_names(client: chromadb.ClientAPI) -> list[str]:
+    """The collections in the index, sorted."""
+    return sorted(c if isinstance(c, str) else c.name for c in client.list_collections())
 
 
 @dataclass

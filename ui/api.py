@@ -116,6 +116,9 @@ class AskRequest(BaseModel):
         default_factory=list,
         description="Earlier turns, oldest first; follow-ups like “How old is she?” are resolved against them",
     )
+    collection: str | None = Field(
+        None, description="The collection to answer from (`eventbot index --collection NAME`); default: the server's"
+    )
 
 
 ASK_EXAMPLES = {
@@ -152,7 +155,7 @@ def ask(
     `abstained` is true (and the answer says so) when the documents do not answer the question.
     With `history`, the question is first rewritten into a standalone one (`standalone_question`).
     """
-    return bot.ask(body.question, body.history)
+    return bot.for_collection(body.collection).ask(body.question, body.history)
 
 
 # ---------------------------------------------------------------------------------------------- /api/documents
@@ -239,11 +242,13 @@ def add_documents(
 
 @documents_router.get("/documents", response_model=DocumentList)
 def list_documents(
-    bot: Annotated[ServedBot, Depends(get_bot)], library: Annotated[Library, Depends(get_library)]
+    bot: Annotated[ServedBot, Depends(get_bot)],
+    library: Annotated[Library, Depends(get_library)],
+    collection: Annotated[str | None, Query(description="Another collection's documents")] = None,
 ) -> DocumentList:
-    """The documents the bot answers from: name, bytes, chunks, when indexed, and whether bundled, uploaded or
-    indexed from a folder."""
-    return DocumentList(documents=documents(bot.bot, library.settings))
+    """The documents the bot answers from (`collection`: another collection's): name, bytes, chunks, when indexed,
+    and whether bundled, uploaded or indexed from a folder."""
+    return DocumentList(documents=documents(bot.for_collection(collection).bot, library.settings))
 
 
 @documents_router.delete("/documents/{name}", response_model=DocumentList)

@@ -19,6 +19,7 @@ from ui.cli_options import (
     CalibrateOnly,
     CheckpointMinutes,
     Checkpoints,
+    CollectionOption,
     Configs,
     Datasets,
     OutDir,
@@ -75,6 +76,7 @@ def index(
     paths: Annotated[list[Path] | None, typer.Argument(help="Files or folders (default: the bundled corpus).")] = None,
     reset: Annotated[bool, typer.Option("--reset", help="Delete the collection first.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of counts.")] = False,
+    collection: CollectionOption = None,
 ) -> None:
     """Ingest documents into the index. Unchanged chunks are not embedded again."""
     from bot.indexing import build_index
@@ -94,6 +96,7 @@ def index(
 def ask(
     questions: Annotated[list[str], typer.Argument(help="One or more questions.")],
     as_json: Annotated[bool, typer.Option("--json", help="One answer object per line (JSON Lines).")] = False,
+    collection: CollectionOption = None,
 ) -> None:
     """Answer questions from the indexed documents, citing them."""
     from bot.questions import check_question
@@ -165,7 +168,7 @@ def evaluate(
 
 
 @app.command()
-def chat() -> None:
+def chat(collection: CollectionOption = None) -> None:
     """Ask questions one after another in the terminal (follow-ups use the conversation so far)."""
     from bot.answer.condense import exchange
     from bot.errors import QuestionError
@@ -196,6 +199,7 @@ def serve(
     workers: Annotated[
         int, typer.Option(min=1, help="Worker processes on the one port; each loads the bot (model, store) itself.")
     ] = 1,
+    collection: CollectionOption = None,
 ) -> None:
     """Serve the chat UI at / and the HTTP API (/api/ask, /v1/chat/completions, /docs) in one process (or in
     `--workers N` processes sharing the port)."""

@@ -19,6 +19,20 @@ def exit_code(exc: BaseException) -> int | None:
     return next((codes[cls] for cls in type(exc).__mro__ if cls in codes), None)
 
 
+def settings_error(exc: BaseException) -> Exception | None:
+    """A setting that is not valid (EVENTBOT_TOP_K=abc, a collection name Chroma cannot take) as an InputError of
+    one line naming its variable; None for any other exception."""
+    from pydantic import ValidationError
+
+    from bot.errors import InputError
+
+    if not isinstance(exc, ValidationError) or exc.title != "Settings":
+        return None
+    first = exc.errors()[0]
+    name = "EVENTBOT_" + "_".join(str(part) for part in first["loc"]).upper()
+    return InputError(f"{name}={first.get('input')!r} is not a valid setting: {first['msg']}")
+
+
 def print_error(exc: BaseException) -> None:
     typer.echo(f"eventbot: {exc}", err=True)
 
@@ -31,7 +45,8 @@ def reports_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except Exception as exc:
+        except Exception as raised:
+            exc = settings_error(raised) or raised
             code = exit_code(exc)
             if code is None:
                 raise

@@ -1,10 +1,38 @@
 """The options of the `eventbot` commands that take a paragraph to describe, named here (typer's `Annotated` types)
 so that each command in ui/cli.py reads short."""
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+# -- the collection a command reads or writes
+
+
+def use_collection(name: str | None) -> str | None:
+    """--collection NAME: every setting this command reads (and a `serve --workers` worker's) takes NAME as
+    EVENTBOT_COLLECTION; set before any is read."""
+    if name is not None:
+        from bot.settings import checked_collection
+
+        try:
+            os.environ["EVENTBOT_COLLECTION"] = checked_collection(name)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return name
+
+
+CollectionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--collection",
+        callback=use_collection,
+        help="The collection of documents (default: EVENTBOT_COLLECTION, else 'eventbot'); each is indexed and "
+        "asked apart.",
+    ),
+]
+
 
 # -- eventbot eval
 

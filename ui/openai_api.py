@@ -76,7 +76,11 @@ class ChatCompletionRequest(BaseModel):
         extra="allow",
         json_schema_extra={"examples": [example["value"] for example in CHAT_EXAMPLES.values()]},
     )
-    model: str = Field(MODEL_ID, description="Any name is accepted; the answer always comes from `eventbot`")
+    model: str = Field(
+        MODEL_ID,
+        description="A collection of the index (see GET /v1/models) answers from that collection; any other name is "
+        "accepted and answers from the server's",
+    )
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
 
@@ -200,6 +204,8 @@ def chat_completions(
     on the last chunk). System messages are ignored: the bot answers only from its documents.
     """
     question = split_chat(body.messages, bot.settings)
+    named = body.model not in (MODEL_ID, bot.collection) and body.model in bot.collection_names()
+    bot = bot.for_collection(body.model if named else None)
     completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
         arriving = bot.ask_streamed(question)
@@ -217,15 +223,20 @@ def chat_completions(
     )
 
 
+def model_ids(bot: ServedBot) -> list[str]:
+    """`eventbot` (the server's collection) and each collection of the index: a chat's `model` may name one."""
+    return list(dict.fromkeys([MODEL_ID, *bot.collection_names()]))
+
+
 @openai_router.get("/models", response_model=ModelList)
-def list_models() -> ModelList:
-    """The one model this server answers with: `eventbot`."""
-    return ModelList(data=[Model()])
+def list_models(bot: Annotated[ServedBot, Depends(get_bot)]) -> ModelList:
+    """The models this server answers with: `eventbot` (the server's collection) and each collection of the index."""
+    return ModelList(data=[Model(id=name) for name in model_ids(bot)])
 
 
 @openai_router.get("/models/{model_id}", response_model=Model, responses={404: {"description": "No such model"}})
-def get_model(model_id: str) -> Model:
-    """Details of `eventbot`, the only model."""
-    if model_id != MODEL_ID:
-        raise StarletteHTTPException(404, f"no model {model_id!r}; the only model is {MODEL_ID!r}")
-    return Model()
+def get_model(model_id: str, bot: Annotated[ServedBot, Depends(get_bot)]) -> Model:
+    """Details of a model: `eventbot` or a collection of the index."""
+    if model_id not in (names := model_ids(bot)):
+        raise StarletteHTTPException(404, f"no model {model_id!r}; the models are {', '.join(names)}")
+    return Model(id=model_id)
