@@ -60,6 +60,12 @@ def llm_guard(settings: Settings, read_spans: Callable) -> "SentenceGuard":
     return SentenceGuard(Guard(decision, read_spans))
 
 
+def index_command(settings: Settings) -> str:
+    """The command that fills this bot's collection."""
+    default = settings.collection == Settings.model_fields["collection"].default
+    return "eventbot index" + ("" if default else f" --collection {settings.collection}")
+
+
 class EventBot:
     """Retriever + answerer + chain over an existing index."""
 
@@ -71,10 +77,9 @@ class EventBot:
         with store_errors("cannot open the index"):
             client = open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s)
             if not collection_exists(client, settings.collection):
-                index = "eventbot index" + (
-                    f" --collection {settings.collection}" if settings.collection != Settings.model_fields["collection"].default else ""
+                raise StoreUnavailableError(
+                    f"no collection {settings.collection!r} yet: run `{index_command(settings)}`"
                 )
-                raise StoreUnavailableError(f"no collection {settings.collection!r} in the index yet: run `{index}`")
         generate = None
         if settings.llm != "none":  # the LLM loads here, once per bot; a bad setting raises LLMSetupError
             from bot.answer.generative import load_generator
