@@ -8,6 +8,8 @@ state by the index of its reply, for what the page does with a reply afterwards:
   (`bot.source_passage.passage_of`, as `GET /api/documents/{name}/passage`): a click on the link is caught by the page's
   script (HEAD), which hands the link's reference to a hidden button;
 - an abstained reply (unsure, or not in the documents) is shown muted, with a note saying why.
+Where the index holds several collections, a picker above the conversation chooses the one questions read (the
+server's own first); picking another starts a new conversation.
 """
 
 import html
@@ -23,6 +25,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is i
 import gradio as gr  # noqa: E402
 
 from bot.errors import (  # noqa: E402
+    CollectionNotFoundError,
     DocumentNotFoundError,
     InputError,
     PassageNotFoundError,
@@ -34,6 +37,7 @@ from bot.library import Library  # noqa: E402
 from bot.serving import ServedBot  # noqa: E402
 from bot.source_passage import passage_of  # noqa: E402
 from bot.types import Answer, place_of  # noqa: E402
+from ui.chat_collections import collection_picker, wire_collections  # noqa: E402
 from ui.chat_common import (  # noqa: E402
     LONE_SURROGATE,
     PRIVATE,
@@ -41,6 +45,7 @@ from ui.chat_common import (  # noqa: E402
     Reset,
     as_text,
     displayable,
+    examples,
     from_text,
     message_text,
     to_turns,
@@ -121,11 +126,6 @@ document.addEventListener("keydown", (event) => {
 SOURCE_LINK = re.compile(r"\\\[(\d+)\\\]")  # a `[n]` marker as as_text shows it: \[n\]
 
 
-def examples(bot: ServedBot) -> list[dict] | None:
-    """The chat's example questions: those the bot serving now answers (None: no examples shown)."""
-    return [{"text": q} for q in bot.example_questions()] or None
-
-
 def linked(shown: str, reply: int) -> str:
     """`shown` (as_text's) with each `[n]` marker a link that opens the cited passage (the page's script)."""
     return SOURCE_LINK.sub(lambda m: f"[\\[{m[1]}\\]](#source-{reply}-{m[1]})", shown)
@@ -182,7 +182,7 @@ def respond(
     except QuestionError as exc:
         yield [*messages, {"role": "assistant", "content": as_text(f"I can't take that question: {exc}.")}], answers
         return
-    except StoreUnavailableError as exc:
+    except (StoreUnavailableError, CollectionNotFoundError) as exc:
         log.warning("chat: %s", exc)
         failed = {"role": "assistant", "content": as_text(f"The documents can't be read right now ({exc}).")}
         yield [*messages, failed], answers
@@ -236,20 +236,24 @@ def build_chat(bot: ServedBot, library: Library | None = None, feedback: Feedbac
     down, kept there."""
     library = changeable(library)
 
-    def page_load() -> tuple[str, gr.Chatbot]:
+    def page_load() -> tuple[str, gr.Chatbot, gr.Dropdown]:
         """The served bot may have been swapped for a fresh index since start-up: each page shows the documents
-        and example questions of the one serving now (a fresh bot's examples are worked out before the swap)."""
-        return header(bot), gr.Chatbot(examples=examples(bot))
+        and example questions of the one serving now (a fresh bot's examples are worked out before the swap), and
+        the collections the index holds now."""
+        return header(bot), gr.Chatbot(examples=examples(bot)), collection_picker(bot)
 
     with gr.Blocks(title="eventbot: ask about the event", fill_height=True, analytics_enabled=False) as demo:
         answers = gr.State({})  # the session's answer objects, by the index of their reply
+        collection = gr.Dropdown(visible=False, elem_id="collection", label="Collection", interactive=True)
         heading, chatbot, box, clear = chat_layout(bot, rated=feedback is not None)
-        demo.load(page_load, None, [heading, chatbot], queue=False, **PRIVATE)
+        demo.load(page_load, None, [heading, chatbot, collection], queue=False, **PRIVATE)
         if library is not None:
             documents_panel(demo, bot, library, heading)
-        hide_passage = passage_view(bot, answers)
+        hide_passage = passage_view(bot, answers, collection)
         forget_feedback = feedback_controls(bot, feedback, chatbot, answers) if feedback is not None else []
-        wire_questions(bot, chatbot, box, clear, answers, resets=[hide_passage, *forget_feedback])
+        resets = [hide_passage, *forget_feedback]
+        wire_questions(bot, chatbot, box, clear, answers, collection, resets)
+        wire_collections(bot, collection, heading, chatbot, answers, resets)
     demo.queue(default_concurrency_limit=8)
     return demo
 
@@ -306,20 +310,33 @@ def unlock() -> gr.Textbox:
 
 
 def wire_questions(
-    bot: ServedBot, chatbot: gr.Chatbot, box: gr.Textbox, clear: gr.Button, answers: gr.State, resets: list[Reset]
+    bot: ServedBot,
+    chatbot: gr.Chatbot,
+    box: gr.Textbox,
+    clear: gr.Button,
+    answers: gr.State,
+    collection: gr.Dropdown,
+    resets: list[Reset],
 ) -> None:
-    """A question typed or an example picked: shown at once, then answered (streamed), then the box unlocked.
-    Clear empties the conversation (and what `resets` name) and stops an answer under way."""
+    """A question typed or an example picked: shown at once, then answered (streamed) from the picked collection,
+    then the box unlocked. Clear empties the conversation (and what `resets` name) and stops an answer under way."""
 
-    def answer_last(messages: list[dict], kept: Replies) -> Iterator[tuple[list[dict], Replies]]:
-        yield from respond(bot, messages, kept)
+    def answer_last(messages: list[dict], kept: Replies, name: str | None) -> Iterator[tuple[list[dict], Replies]]:
+        try:
+            served = bot.for_collection(name)
+        except (CollectionNotFoundError, StoreUnavailableError) as exc:
+            yield [*messages, {"role": "assistant", "content": as_text(str(exc))}], kept
+            return
+        yield from respond(served, messages, kept)
 
     answering = []
     for asked in (
         box.submit(add_question, [box, chatbot], [box, chatbot], queue=False, **PRIVATE),
         chatbot.example_select(add_example, chatbot, [box, chatbot], queue=False, **PRIVATE),
     ):
-        answer = asked.then(answer_last, [chatbot, answers], [chatbot, answers], show_progress="minimal", **PRIVATE)
+        answer = asked.then(
+            answer_last, [chatbot, answers, collection], [chatbot, answers], show_progress="minimal", **PRIVATE
+        )
         answer.then(unlock, None, box, queue=False, **PRIVATE)
         answering.append(answer)
     cleared = [chatbot, box, answers, *(component for component, _ in resets)]
@@ -333,7 +350,7 @@ def wire_questions(
     )
 
 
-def passage_view(bot: ServedBot, answers: gr.State) -> Reset:
+def passage_view(bot: ServedBot, answers: gr.State, collection: gr.Dropdown) -> Reset:
     """The citation view: a panel over the chat showing a cited passage in its document (opened by the page's
     script through the hidden `#source-open` button, closed by its Close button or Escape)."""
     with gr.Column(visible=False, elem_id="passage") as panel:
@@ -342,11 +359,15 @@ def passage_view(bot: ServedBot, answers: gr.State) -> Reset:
     ref = gr.Textbox(visible="hidden", elem_id="source-ref")
     opener = gr.Button(visible="hidden", elem_id="source-open")
 
-    def show(reference: str, kept: Replies) -> tuple[str, gr.Column]:
-        return passage_html(bot, reference or "", kept), gr.Column(visible=True)
+    def show(reference: str, kept: Replies, name: str | None) -> tuple[str, gr.Column]:
+        try:
+            served = bot.for_collection(name)
+        except (CollectionNotFoundError, StoreUnavailableError) as exc:
+            return f"<p>{html.escape(str(exc))}</p>", gr.Column(visible=True)
+        return passage_html(served, reference or "", kept), gr.Column(visible=True)
 
     opened = opener.click(None, None, ref, js="() => window.eventbotSource || ''", queue=False, **PRIVATE)
-    opened.then(show, [ref, answers], [shown, panel], queue=False, **PRIVATE).then(
+    opened.then(show, [ref, answers, collection], [shown, panel], queue=False, **PRIVATE).then(
         None, js="() => document.querySelector('#passage mark')?.scrollIntoView({block: 'center'})", **PRIVATE
     )
     close.click(lambda: gr.Column(visible=False), None, panel, queue=False, **PRIVATE)

@@ -69,3 +69,8 @@ PRIVATE = {"api_visibility": "private"}  # the chat's events are not part of Gra
 
 
 Reset = tuple[gr.components.Component, Any]  # a component and its value once the conversation is cleared
+
+
+def examples(bot) -> list[dict] | None:
+    """The chat's example questions: those the bot serving now answers (None: no examples shown)."""
+    return [{"text": q} for q in bot.example_questions()] or None
