@@ -9,6 +9,7 @@ Two errors stay beside the commands that raise them, since importing them here w
 `bot.eval.items.EvaluationError` and `bot.training.fine_tune.CheckpointError`, both `InputError`s.
 """
 
+from index.convert import ConversionError
 from index.errors import (
     ConflictError,
     EventbotError,
@@ -25,7 +26,10 @@ from index.pdf import PdfTextError
 from index.store import StoreUnavailableError
 
 __all__ = [
+    "CollectionNameError",
+    "CollectionNotFoundError",
     "ConflictError",
+    "ConversionError",
     "DocumentConflictError",
     "DocumentLoadError",
     "DocumentNotFoundError",

@@ -9,7 +9,10 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from bot.errors import (
+    CollectionNameError,
+    CollectionNotFoundError,
     ConflictError,
+    ConversionError,
     DocumentConflictError,
     DocumentLoadError,
     DocumentNotFoundError,
@@ -63,6 +66,9 @@ EXPECTED: dict[type[EventbotError], tuple[int, int]] = {
     PassageNotFoundError: (2, 404),
     FeedbackUnavailableError: (2, 503),
     FeedbackStoreError: (2, 500),  # a feedback file of a newer eventbot, or not SQLite: the server cannot start
+    ConversionError: (2, 422),  # a Word, PowerPoint, Excel or EPUB file that cannot be read
+    CollectionNameError: (2, 422),
+    CollectionNotFoundError: (2, 404),
 }
 BRANCHES: dict[type[EventbotError], tuple[int, int]] = {
     InputError: (2, 422),

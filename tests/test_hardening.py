@@ -33,9 +33,9 @@ def secured(bot, settings) -> Iterator[tuple[str, int]]:
 
 def join_body(fn_index: int, session: str) -> dict:
     messages = [{"role": "user", "content": [{"type": "text", "text": GOLD}]}]
-    # the messages, and the session's answers (a gr.State: kept by the server, sent as null)
+    # the messages, the session's answers (a gr.State: kept by the server, sent as null), the collection picked
     return {
-        "data": [messages, None],
+        "data": [messages, None, None],
         "fn_index": fn_index,
         "session_hash": session,
         "event_data": None,
