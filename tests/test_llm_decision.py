@@ -101,3 +101,18 @@ def test_resuming_keeps_the_sets_the_interrupted_reading_finished_and_reads_the_
     rows.append(row("c", True, True, True))
     kept = finished_sets(rows, {"a": 2, "b": 3, "c": 1, "d": 4})  # b was cut after one of 3; d never started
     assert [r["group"] for r in kept] == ["a", "a", "c"]
+
+
+def test_a_question_answered_without_the_llm_is_read_as_no_llm_answer():
+    """An overview is answered from the key sentences without asking the LLM: its reading row has no LLM answer
+    (a reading of the overview sets, or of a SQuAD question read as one, must not stop there)."""
+    from bot.eval.items import EvalItem
+    from bot.training.llm_calibration import reading_row
+    from bot.types import Draft
+
+    quoted = Draft("In short: Alysa Liu won gold [1].", False, [])
+    state = {"extractive_draft": Draft("The article doesn't say.", True, []), "draft": quoted, "timings_ms": {"x": 2.0}}
+    item = EvalItem(id="1", question="What is this about?", answerable=True, kind="overview", answers=["Liu"])
+    row = reading_row("overviews", item, state)
+    assert row["features"] is None and row["llm"] is None and row["llm_right"] is None
+    assert row["chain_answered"] and not row["reader_answered"] and not row["llm_alone_answered"]

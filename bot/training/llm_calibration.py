@@ -122,20 +122,22 @@ def squad_rows(settings: Settings, per_article: int, skip: frozenset[str] | set[
 def reading_row(group: str, item, state: dict) -> dict:
     """A question's reading: the LLM's grounded answer's features and whether it is right (None where it gave
     none), the span reader's reply, the reply the chain gave (with the installed decision) and how long it took."""
-    review, reader, written = state["llm_review"], state["extractive_draft"], state["generation"].text or ""
-    # the LLM's text as it wrote it, unchecked (none: it failed, so it answered nothing)
+    # a question the chain answers without the LLM (an overview, quoting the key sentences) has no LLM reading
+    review, generation, reader = state.get("llm_review"), state.get("generation"), state["extractive_draft"]
+    written = generation.text or "" if generation is not None else ""
+    # the LLM's text as it wrote it, unchecked (none: it failed or was not asked, so it answered nothing)
     alone = Draft(written, not written or says_not_in_documents(written), [])
     return {
         "group": group,
         "question": item.question,
         "answerable": item.answerable,
         "kind": item.kind,
-        "llm": state["generation"].text,
-        "yes_share": state["generation"].yes_share,
+        "llm": generation.text if generation is not None else None,
+        "yes_share": generation.yes_share if generation is not None else None,
         "yes_no": item.yes_no,
         "features": review.features if review else None,
         "llm_right": is_right(review.draft, item) if review else None,
-        "llm_alone_right": is_right(alone, item, [p.text for p in state["llm_passages"]]),
+        "llm_alone_right": is_right(alone, item, [p.text for p in state.get("llm_passages", [])]),
         "llm_alone_answered": not alone.abstained,
         "reader_right": is_right(reader, item),
         "reader_answered": not reader.abstained,
