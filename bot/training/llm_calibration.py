@@ -122,8 +122,10 @@ def squad_rows(settings: Settings, per_article: int, skip: frozenset[str] | set[
 def reading_row(group: str, item, state: dict) -> dict:
     """A question's reading: the LLM's grounded answer's features and whether it is right (None where it gave
     none), the span reader's reply, the reply the chain gave (with the installed decision) and how long it took."""
-    # a question the chain answers without the LLM (an overview, quoting the key sentences) has no LLM reading
-    review, generation, reader = state.get("llm_review"), state.get("generation"), state["extractive_draft"]
+    # a question the chain answers without the LLM (an overview, quoting the key sentences) has no LLM reading, and
+    # its reply is the one the span reader alone would give too
+    review, generation = state.get("llm_review"), state.get("generation")
+    reader = state.get("extractive_draft", state["draft"])
     written = generation.text or "" if generation is not None else ""
     # the LLM's text as it wrote it, unchecked (none: it failed or was not asked, so it answered nothing)
     alone = Draft(written, not written or says_not_in_documents(written), [])
