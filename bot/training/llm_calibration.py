@@ -111,10 +111,12 @@ def squad_rows(settings: Settings, per_article: int, skip: frozenset[str] | set[
 
     articles, items = squad_items(per_article)
     group_of = {item.id: group for group, item in items}
+    asked = [item for group, item in items if group not in skip]
+    if not asked:  # all read before (`--resume`): nothing to index
+        return
     with tempfile.TemporaryDirectory(prefix="eventbot-squad-") as tmp:
         for article in articles:
             (Path(tmp) / document_name(article["title"])).write_text(document_text(article), encoding="utf-8")
-        asked = [item for group, item in items if group not in skip]
         for item, state in answered_states(settings, [Path(tmp)], asked, "SQuAD"):
             yield reading_row(group_of[item.id], item, state)
 
