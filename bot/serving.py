@@ -19,7 +19,6 @@ from index.store import (
     collection_names,
     detach_local_client,
     index_file,
-    open_client,
     reattach_local_client,
     store_errors,
 )
@@ -105,9 +104,8 @@ class ServedBot:
 
     def collection_names(self) -> list[str]:
         """The collections of the index (each a separate set of documents a question may name)."""
-        settings = self.bot.settings
-        with store_errors("cannot read the index's collections"):
-            return collection_names(open_client(settings.index_dir, settings.chroma_url, settings.store_timeout_s))
+        with store_errors("cannot read the index's collections"):  # through the bot's own client: no new connection
+            return collection_names(self.bot.client)
 
     def for_collection(self, name: str | None) -> "ServedBot":
         """The served bot of the collection `name` (None: this one): another collection's is opened, warmed and
