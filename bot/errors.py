@@ -29,6 +29,9 @@ __all__ = [
     "CollectionNameError",
     "CollectionNotFoundError",
     "ConflictError",
+    "ConversationNotFoundError",
+    "ConversationStoreError",
+    "ConversationUnavailableError",
     "ConversionError",
     "DocumentConflictError",
     "DocumentLoadError",
@@ -117,3 +120,15 @@ class FeedbackUnavailableError(UnavailableError):
 
 class FeedbackStoreError(SetupError):
     """The feedback file cannot be used at all: not an SQLite database, or made by a newer eventbot."""
+
+
+class ConversationNotFoundError(NotFoundError):
+    """The caller has no kept conversation of that id (none has, or another owner's)."""
+
+
+class ConversationUnavailableError(UnavailableError):
+    """The conversations file cannot be read or written now (locked by another writer past the timeout, disk full)."""
+
+
+class ConversationStoreError(SetupError):
+    """The conversations file cannot be used at all: not an SQLite database, or made by a newer eventbot."""

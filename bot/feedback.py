@@ -1,9 +1,7 @@
 """Feedback on the bot's replies (a thumb up or down, maybe a comment), kept in one SQLite file so that a team can
 turn what users disliked into an evaluation set: `eventbot feedback export`, label it, then `eventbot eval`.
 
-Every write is committed (WAL journal, `synchronous=FULL`) before the call returns, so a crash after the HTTP
-response loses nothing acknowledged. Each call opens its own connection: the server's request threads (and the
-processes of `eventbot serve --workers N`) share the file, and SQLite serialises the writers. Each row also says
+The file is a `bot.sqlite_file.SqliteFile`: each write is on disk when the call returns. Each row also says
 what answered (the code's commit, the reader's weights, the backend), since a reply is judged against that.
 """
 
@@ -13,8 +11,6 @@ import json
 import logging
 import sqlite3
 import subprocess
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -23,17 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import FeedbackError, FeedbackNotFoundError, FeedbackStoreError, FeedbackUnavailableError
 from bot.settings import Settings
+from bot.sqlite_file import SqliteFile
 from bot.types import Citation, Turn
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1  # PRAGMA user_version of the file; bump it (and migrate) when the table changes
 MAX_ANSWER_CHARS = 20_000
 MAX_CITATIONS = 50
-BUSY_TIMEOUT_S = 10.0  # how long a write waits for another writer (a request thread, a worker process)
 
-SCHEMA = f"""
-BEGIN IMMEDIATE;
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS feedback (
     id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: an exported "feedback-<id>" names one reply for good
     created_at TEXT NOT NULL,
@@ -48,8 +42,6 @@ CREATE TABLE IF NOT EXISTS feedback (
     backend TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS feedback_by_rating ON feedback (rating, id);
-PRAGMA user_version = {SCHEMA_VERSION};
-COMMIT;
 """
 COLUMNS = (
     "created_at",
@@ -202,39 +194,16 @@ def backend_of(settings: Settings) -> str:
 # ---------------------------------------------------------------------------------------------- the store
 
 
-class FeedbackStore:
+class FeedbackStore(SqliteFile):
     """The feedback kept in one SQLite file (`EVENTBOT_FEEDBACK_PATH`), created with its table when absent.
     `settings` gives the limits and what answered (default: the environment's)."""
 
-    def __init__(self, path: Path, settings: Settings | None = None):
-        self.path = Path(path)
-        self.settings = settings or Settings()
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connection() as conn:
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise FeedbackStoreError(
-                        f"the feedback file {self.path} has schema version {version}, newer than this eventbot's "
-                        f"{SCHEMA_VERSION}: upgrade eventbot, or set EVENTBOT_FEEDBACK_PATH to another file"
-                    )
-                conn.execute("PRAGMA journal_mode = WAL")  # kept in the file: readers do not wait for the writer
-                if version < SCHEMA_VERSION:
-                    conn.executescript(SCHEMA)
-        except (OSError, FeedbackUnavailableError) as exc:
-            reason = exc.__cause__ if isinstance(exc, FeedbackUnavailableError) else exc.strerror or exc
-            raise FeedbackStoreError(f"cannot use {self.path} as the feedback file ({reason})") from exc
+    WHAT, SETTING, SCHEMA, SCHEMA_VERSION = "feedback", "EVENTBOT_FEEDBACK_PATH", SCHEMA, 1
+    setup_error, unavailable_error = FeedbackStoreError, FeedbackUnavailableError
 
-    @contextmanager
-    def _connection(self) -> Iterator[sqlite3.Connection]:
-        """A connection in autocommit mode: each statement is committed (and synced) when it completes."""
-        try:
-            with closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)) as conn:
-                conn.row_factory = sqlite3.Row
-                conn.execute("PRAGMA synchronous = FULL")
-                yield conn
-        except sqlite3.DatabaseError as exc:  # locked past the timeout, disk full, not a database
-            raise FeedbackUnavailableError(f"the feedback file {self.path} cannot be used now ({exc})") from exc
+    def __init__(self, path: Path, settings: Settings | None = None):
+        self.settings = settings or Settings()
+        super().__init__(path)
 
     def add(self, data: FeedbackIn | dict[str, Any]) -> Feedback:
         """Keep feedback on a reply (checked by `check_feedback`); the kept item, with its id."""

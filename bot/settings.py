@@ -160,6 +160,9 @@ class Settings(BaseSettings):
     feedback_path: Path = Field(
         Path(".eventbot/feedback.sqlite3"), description="the SQLite file where feedback on replies is kept"
     )
+    conversations_path: Path = Field(
+        Path(".eventbot/conversations.sqlite3"), description="the SQLite file where the chat's conversations are kept"
+    )
     max_comment_chars: int = Field(1000, ge=0, description="a longer feedback comment is refused (422)")
     max_body_bytes: int = Field(1_000_000, description="larger request bodies get 413 before they are parsed")
     rate_limit: int = Field(600, ge=0, description="requests per minute per client IP on /api and /v1 (429); 0: off")

@@ -28,6 +28,10 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("EVENTBOT_LLM", "none")
 # Feedback that servers under test keep goes to a folder of the test run, not the work tree's .eventbot/
 os.environ.setdefault("EVENTBOT_FEEDBACK_PATH", str(Path(tempfile.mkdtemp(prefix="eventbot-feedback-")) / "fb.sqlite3"))
+# as do the chat's conversations
+os.environ.setdefault(
+    "EVENTBOT_CONVERSATIONS_PATH", str(Path(tempfile.mkdtemp(prefix="eventbot-conversations-")) / "conv.sqlite3")
+)
 # and what the LLM read of documents is saved there too (bot.answer.prompt_states)
 os.environ.setdefault("EVENTBOT_LLM_STATE_DIR", tempfile.mkdtemp(prefix="eventbot-llm-states-"))
 

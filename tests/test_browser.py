@@ -3,6 +3,7 @@
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,6 +92,10 @@ def ask(page: Page, question: str) -> str:
     return answer.inner_text().strip()
 
 
+def kept_conversations(url: str) -> list[dict]:
+    return httpx.get(f"{url}/api/conversations", headers=AUTH).json()["conversations"]
+
+
 def test_chat_answers_cites_and_follows_up(server_url, browser, tmp_path):
     external: list[str] = []
     page = new_page(browser, viewport={"width": 1280, "height": 900})
@@ -118,6 +123,11 @@ def test_chat_answers_cites_and_follows_up(server_url, browser, tmp_path):
     follow_up = ask(page, "How many points behind Liu did she finish?")
     assert "1.91" in follow_up  # "she" is Sakamoto from the previous turn
     assert bot_messages(page).count() == 2
+    # kept, and listed over the API for the same key (the chat logged in with it)
+    deadline = time.monotonic() + 60
+    while not any(c["title"] == "How old is Sakamoto?" and c["turns"] == 2 for c in kept_conversations(server_url)):
+        assert time.monotonic() < deadline, kept_conversations(server_url)
+        time.sleep(0.2)
 
     page.screenshot(path=str(tmp_path / "chat-desktop.png"))
     assert (tmp_path / "chat-desktop.png").stat().st_size > 10_000

@@ -16,7 +16,6 @@ import html
 import itertools
 import logging
 import os
-import re
 import time
 from collections.abc import Iterator
 
@@ -24,6 +23,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # before gradio is i
 
 import gradio as gr  # noqa: E402
 
+from bot.conversations import ConversationStore  # noqa: E402
 from bot.errors import (  # noqa: E402
     CollectionNotFoundError,
     DocumentNotFoundError,
@@ -36,7 +36,7 @@ from bot.feedback import FeedbackStore  # noqa: E402
 from bot.library import Library  # noqa: E402
 from bot.serving import ServedBot  # noqa: E402
 from bot.source_passage import passage_of  # noqa: E402
-from bot.types import Answer, place_of  # noqa: E402
+from bot.types import place_of  # noqa: E402
 from ui.chat_collections import collection_picker, wire_collections  # noqa: E402
 from ui.chat_common import (  # noqa: E402
     LONE_SURROGATE,
@@ -50,10 +50,11 @@ from ui.chat_common import (  # noqa: E402
     message_text,
     to_turns,
 )
+from ui.chat_conversations import conversations_panel  # noqa: E402
 from ui.chat_documents import changeable, documents_panel, header  # noqa: E402
 from ui.chat_feedback import feedback_controls  # noqa: E402
+from ui.chat_replies import reply_messages  # noqa: E402
 from ui.openai_api import rest_of, word_pieces  # noqa: E402
-from ui.reply_note import note_of  # noqa: E402
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ CSS = """
 #chat button.example:hover { border-color: var(--color-accent); }
 #chat .examples { display: grid !important; grid-template-columns: repeat(2, minmax(0, 1fr)); max-width: 620px;
                   margin: 0 auto; gap: 10px; }
-#chat .top-panel { display: none !important; }  /* Gradio's own trash icon: the Clear button does that */
+#chat .top-panel { display: none !important; }  /* Gradio's own trash icon: the New button does that */
 #controls { align-items: center; gap: 8px; }
 #controls .clear { flex-grow: 0 !important; min-width: max-content !important; }
 #documents table { width: 100%; font-size: 0.9rem; }
@@ -123,38 +124,6 @@ document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") document.querySelector("#passage-close")?.click();
 });
 </script>"""
-SOURCE_LINK = re.compile(r"\\\[(\d+)\\\]")  # a `[n]` marker as as_text shows it: \[n\]
-
-
-def linked(shown: str, reply: int) -> str:
-    """`shown` (as_text's) with each `[n]` marker a link that opens the cited passage (the page's script)."""
-    return SOURCE_LINK.sub(lambda m: f"[\\[{m[1]}\\]](#source-{reply}-{m[1]})", shown)
-
-
-def reply_content(answer: Answer, reply: int) -> str:
-    """A finished reply as the chat shows it: its text with linked markers, after a muted note when abstained."""
-    text = linked(as_text(answer.answer), reply)
-    note = note_of(answer)
-    return f'<span class="reply-note">{as_text(note)}</span>\n\n{text}' if note else text
-
-
-def sources_message(answer: Answer, reply: int) -> dict:
-    """A collapsed panel under the answer: per citation its source (a link to the passage), score and quote."""
-    scores = {c.chunk_id: c.score for c in answer.contexts}
-    parts = []
-    for c in answer.citations:
-        score = scores.get(c.chunk_id)
-        meta = f" · score {score:.2f}" if score is not None else ""
-        quote = as_text(c.quote).replace("\n", "\n> ")
-        parts.append(
-            f"[**\\[{c.n}\\]** {as_text(c.source + place_of(c.page, c.section))}](#source-{reply}-{c.n}){as_text(meta)}\n> {quote}"
-        )
-    count = len(answer.citations)
-    return {
-        "role": "assistant",
-        "content": "\n\n".join(parts),
-        "metadata": {"title": f"Sources ({count})", "status": "done"},
-    }
 
 
 def respond(
@@ -198,11 +167,7 @@ def respond(
             text += piece
             yield [*messages, {"role": "assistant", "content": as_text(text)}], answers
             time.sleep(STREAM_DELAY_S)
-    reply = len(messages)
-    shown = [{"role": "assistant", "content": reply_content(answer, reply)}]
-    if answer.citations:  # an unsure reply cites the sentence it quotes
-        shown.append(sources_message(answer, reply))
-    yield [*messages, *shown], {**answers, reply: answer}
+    yield [*messages, *reply_messages(answer, len(messages))], {**answers, len(messages): answer}
 
 
 def passage_html(bot: ServedBot, ref: str, answers: Replies) -> str:
@@ -229,11 +194,17 @@ def passage_html(bot: ServedBot, ref: str, answers: Replies) -> str:
     )
 
 
-def build_chat(bot: ServedBot, library: Library | None = None, feedback: FeedbackStore | None = None) -> gr.Blocks:
+def build_chat(
+    bot: ServedBot,
+    library: Library | None = None,
+    feedback: FeedbackStore | None = None,
+    conversations: ConversationStore | None = None,
+) -> gr.Blocks:
     """The chat UI as a Blocks app (mounted at `/` by ui.server). With a `library` that may be changed (an API
     key, whose login the chat then asks for, or `EVENTBOT_UPLOADS=on`) a Documents panel lists the documents and
     takes files to add (click or drop) and names to remove. With a `feedback` store each reply has a thumb up and
-    down, kept there."""
+    down, kept there. With a `conversations` store each conversation is kept there, and a Conversations panel
+    reopens or deletes one."""
     library = changeable(library)
 
     def page_load() -> tuple[str, gr.Chatbot, gr.Dropdown]:
@@ -246,20 +217,23 @@ def build_chat(bot: ServedBot, library: Library | None = None, feedback: Feedbac
         answers = gr.State({})  # the session's answer objects, by the index of their reply
         collection = gr.Dropdown(visible=False, elem_id="collection", label="Collection", interactive=True)
         heading, chatbot, box, clear = chat_layout(bot, rated=feedback is not None)
-        demo.load(page_load, None, [heading, chatbot, collection], queue=False, **PRIVATE)
+        loaded = demo.load(page_load, None, [heading, chatbot, collection], queue=False, **PRIVATE)
         if library is not None:
             documents_panel(demo, bot, library, heading)
         hide_passage = passage_view(bot, answers, collection)
         forget_feedback = feedback_controls(bot, feedback, chatbot, answers) if feedback is not None else []
         resets = [hide_passage, *forget_feedback]
-        wire_questions(bot, chatbot, box, clear, answers, collection, resets)
+        answered = wire_questions(bot, chatbot, box, clear, answers, collection, resets)
         wire_collections(bot, collection, heading, chatbot, answers, resets)
+        if conversations is not None:
+            events = {"loaded": loaded, "answered": answered, "new": [clear.click, collection.input]}
+            conversations_panel(bot, conversations, events, chatbot, answers, collection, heading, resets)
     demo.queue(default_concurrency_limit=8)
     return demo
 
 
 def chat_layout(bot: ServedBot, rated: bool = False) -> tuple[gr.HTML, gr.Chatbot, gr.Textbox, gr.Button]:
-    """The header, the conversation, and below it the question box with its Clear button."""
+    """The header, the conversation, and below it the question box with its New button (a new conversation)."""
     heading = gr.HTML(header(bot), elem_id="header", padding=False)
     chatbot = gr.Chatbot(
         elem_id="chat",
@@ -287,7 +261,7 @@ def chat_layout(bot: ServedBot, rated: bool = False) -> tuple[gr.HTML, gr.Chatbo
             container=False,
         )
         clear = gr.Button(
-            "Clear", elem_id="clear", elem_classes="clear", variant="secondary", size="md", min_width=0, scale=0
+            "New", elem_id="clear", elem_classes="clear", variant="secondary", size="md", min_width=0, scale=0
         )
     return heading, chatbot, box, clear
 
@@ -317,9 +291,10 @@ def wire_questions(
     answers: gr.State,
     collection: gr.Dropdown,
     resets: list[Reset],
-) -> None:
+) -> list[gr.events.Dependency]:
     """A question typed or an example picked: shown at once, then answered (streamed) from the picked collection,
-    then the box unlocked. Clear empties the conversation (and what `resets` name) and stops an answer under way."""
+    then the box unlocked. New empties the conversation (and what `resets` name) and stops an answer under way.
+    Returns the answering events (what follows an answer chains on them)."""
 
     def answer_last(messages: list[dict], kept: Replies, name: str | None) -> Iterator[tuple[list[dict], Replies]]:
         try:
@@ -348,6 +323,7 @@ def wire_questions(
         queue=False,
         **PRIVATE,
     )
+    return answering
 
 
 def passage_view(bot: ServedBot, answers: gr.State, collection: gr.Dropdown) -> Reset:

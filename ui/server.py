@@ -23,6 +23,7 @@ from gradio.routes import App as GradioApp  # noqa: E402
 from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
+from bot.conversations import ConversationStore  # noqa: E402
 from bot.errors import UploadsOffError  # noqa: E402
 from bot.event_bot import EventBot, use_threads  # noqa: E402
 from bot.feedback import FeedbackStore  # noqa: E402
@@ -30,6 +31,7 @@ from bot.library import Library  # noqa: E402
 from bot.serving import ServedBot  # noqa: E402
 from ui.api import ask_router, documents_router, health, require_api_key  # noqa: E402
 from ui.chat import CSS, HEAD, THEME, build_chat  # noqa: E402
+from ui.conversations_api import conversations_router  # noqa: E402
 from ui.errors import install_error_handlers  # noqa: E402
 from ui.feedback_api import feedback_router  # noqa: E402
 from ui.middleware import BodySizeLimit, LoginLimit, RateLimit  # noqa: E402
@@ -54,7 +56,7 @@ def create_app(bot: EventBot | ServedBot) -> FastAPI:
         largest_upload = served.settings.max_body_bytes
     gr.mount_gradio_app(
         app,
-        build_chat(served, library, app.state.feedback),
+        build_chat(served, library, app.state.feedback, app.state.conversations),
         path="/",
         # With an API key the chat asks for it too (Gradio's login page: any user name, the key as password);
         # every Gradio route that runs the chat or takes a file then needs that login.
@@ -93,6 +95,7 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
     app.state.library = Library(settings, store=lambda: app.state.bot.bot.store)  # the serving bot's own client
     app.state.library.recover()  # an upload the last run did not finish is rolled back
     app.state.feedback = FeedbackStore(settings.feedback_path, settings)  # the API's and the chat's thumbs
+    app.state.conversations = ConversationStore(settings.conversations_path)  # the chat's, kept
     install_error_handlers(app)
     upload_limit = settings.max_upload_files * settings.max_file_bytes + UPLOAD_SLACK_BYTES
     larger = {f"{documents_router.prefix}/documents": upload_limit}
@@ -109,7 +112,9 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
     app.include_router(openai_router, dependencies=[Depends(require_api_key)])
     app.include_router(documents_router, dependencies=[Depends(require_api_key)])
     app.include_router(feedback_router, dependencies=[Depends(require_api_key)])
-    add_method_not_allowed(app, [health, ask_router, openai_router, documents_router, feedback_router])
+    app.include_router(conversations_router, dependencies=[Depends(require_api_key)])
+    routers = [health, ask_router, openai_router, documents_router, feedback_router, conversations_router]
+    add_method_not_allowed(app, routers)
     return app
 
 
