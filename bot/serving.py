@@ -128,6 +128,13 @@ class ServedBot:
                 )
             return self._others[name]
 
+    def forget_collection(self, name: str) -> None:
+        """Stop serving another collection (it is being removed); asked for again, it is opened afresh."""
+        with self._others_lock:
+            other = self._others.pop(name, None)
+        if other is not None:
+            other.close()
+
     def ask(
         self,
         question: str | CheckedQuestion,

@@ -147,8 +147,8 @@ class Settings(BaseSettings):
 
     llm_state_dir: Path = Field(
         Path(".eventbot/llm-states"),
-        description="where the in-process LLM keeps what it read of each documents prompt, to load instead of reading"
-        " them again (in a new process too)",
+        description="where the in-process LLM keeps what it read of each documents prompt (a folder per collection),"
+        " to load instead of reading them again (in a new process too)",
     )
     llm_state_mb: int = Field(
         1024, ge=0, description="megabytes of saved LLM readings kept (about 30 KB a token read); 0: none saved"

@@ -104,3 +104,72 @@ def test_indexing_one_collection_anew_leaves_the_other_as_it_was(index_dir, tmp_
     assert regatta["abstained"] and REGATTA_ANSWER not in regatta["answer"], regatta
     after = asked(index_dir, ARTICLE_QUESTION)[0]
     assert (after["answer"], after["citations"]) == (before["answer"], before["citations"])
+
+
+# ---------------------------------------------------------------------------------------------- removing one
+
+
+@pytest.fixture
+def three(tmp_path) -> Path:
+    """The article in the default collection, the regatta report in `regatta`, a ferry notice in `ferries`."""
+    report, ferry = tmp_path / "regatta.txt", tmp_path / "ferry.txt"
+    report.write_text("\n\n".join(p for page in REGATTA_PAGES for p in page) + "\n", encoding="utf-8")
+    ferry.write_text("The night ferry to Kestrel Bay was cancelled because of fog, the port authority said.\n")
+    env = {"EVENTBOT_INDEX_DIR": str(tmp_path / "index")}
+    run_cli("index", env=env)
+    run_cli("index", "--collection", "regatta", str(report), env=env)
+    run_cli("index", "--collection", "ferries", str(ferry), env=env)
+    return tmp_path / "index"
+
+
+def test_removing_a_collection_from_the_cli_leaves_the_others_answers(three, tmp_path):
+    env = {"EVENTBOT_INDEX_DIR": str(three), "EVENTBOT_LLM_STATE_DIR": str(tmp_path / "states")}
+    saved = tmp_path / "states" / "regatta" / "x.llamastate"  # where the LLM keeps its readings of regatta's
+    saved.parent.mkdir(parents=True)
+    saved.write_bytes(b"reading")
+    before = asked(three, ARTICLE_QUESTION)[0]
+    listed = json.loads(run_cli("collections", "list", "--json", env=env).stdout)["collections"]
+    assert [(c["name"], c["documents"]) for c in listed] == [("eventbot", 1), ("ferries", 1), ("regatta", 1)]
+
+    removed = json.loads(run_cli("collections", "remove", "regatta", "--json", env=env).stdout)
+    assert removed["name"] == "regatta" and removed["documents"] == 1 and removed["chunks"] > 0
+    assert not saved.parent.exists() and not list(three.glob("regatta.*"))
+    listed = json.loads(run_cli("collections", "list", "--json", env=env).stdout)["collections"]
+    assert [c["name"] for c in listed] == ["eventbot", "ferries"]
+    after = asked(three, ARTICLE_QUESTION)[0]
+    assert (after["answer"], after["citations"]) == (before["answer"], before["citations"])
+    gone = run_cli("ask", "--collection", "regatta", REGATTA_QUESTION, env=env, check=False)
+    assert gone.returncode == 2 and "no collection 'regatta'" in gone.stderr
+    again = run_cli("collections", "remove", "regatta", env=env, check=False)
+    assert again.returncode == 2 and again.stderr.strip() == "eventbot: no collection 'regatta' in the index (it has eventbot, ferries)"
+
+
+def test_removing_a_collection_over_the_api_takes_its_uploads(three, tmp_path):
+    from bot.library import Library, Upload
+
+    uploads = tmp_path / "uploads"
+    own = Settings(index_dir=three, api_key=None, rate_limit=0, uploads="on", uploads_dir=uploads)
+    Library(own.model_copy(update={"collection": "ferries"})).add([Upload("harbour.txt", HARBOUR)])
+    assert (uploads / "harbour.txt").is_file()
+    served = ServedBot(EventBot(own), own, watch=False)
+    with running(create_app(served)) as url, httpx.Client(base_url=url, timeout=300) as client:
+        ferry = client.post("/api/ask", json={"question": HARBOUR_QUESTION, "collection": "ferries"}).json()
+        assert "Osprey" in ferry["answer"], ferry
+        assert client.delete("/api/collections/eventbot").status_code == 409  # the server's own
+        assert client.delete("/api/collections/nothing").status_code == 404
+        left = client.delete("/api/collections/ferries")
+        assert left.status_code == 200 and [c["name"] for c in left.json()["collections"]] == ["eventbot", "regatta"]
+        assert not (uploads / "harbour.txt").exists()
+        gone = client.post("/api/ask", json={"question": HARBOUR_QUESTION, "collection": "ferries"})
+        assert gone.status_code == 404
+        assert [c["name"] for c in client.get("/api/collections").json()["collections"]] == ["eventbot", "regatta"]
+    served.close()
+    closed = ServedBot(EventBot(own.model_copy(update={"uploads": "off"})), watch=False)
+    with running(create_app(closed)) as url:
+        refused = httpx.delete(f"{url}/api/collections/regatta")
+        assert refused.status_code == 403 and "EVENTBOT_UPLOADS" in refused.json()["detail"]
+    closed.close()
+
+
+HARBOUR = b"The harbour master said the Osprey was the first boat to dock after the storm.\n"
+HARBOUR_QUESTION = "Which boat docked first after the storm?"

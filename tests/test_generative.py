@@ -246,6 +246,7 @@ def test_a_served_bot_has_the_llm_read_each_document_ahead_of_questions(tmp_path
     build_index(settings, [ARTICLE, *write_corpus(tmp_path / "reports", 1)])
     bot = EventBot(settings)
     served = ServedBot(bot, watch=False)
+    folder = folder / settings.collection  # each collection's readings in a folder of their own
     try:
         deadline = time.monotonic() + SAFETY_TIMEOUT_S  # however long the reading takes; only a hang fails
         while len(list(folder.glob("*.llamastate"))) < 2 and time.monotonic() < deadline:

@@ -6,6 +6,7 @@ the data uses: each called or read by something other than this code's own calls
 healthz, add_documents, list_documents, remove_document, document_passage  # ui/api.py
 add_feedback, list_feedback  # ui/feedback_api.py
 list_conversations, get_conversation, remove_conversation  # ui/conversations_api.py
+list_collections, delete_collection  # ui/collections_api.py, ui/cli_collections.py
 chat_completions, list_models, get_model  # ui/openai_api.py
 main, evaluate, serve, train_reader, install_llm, bench  # ui/cli.py
 export_feedback  # ui/cli_feedback.py

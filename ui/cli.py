@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from ui.cli_base import Cli, fail, print_error
+from ui.cli_collections import collections_app
 from ui.cli_feedback import feedback_app
 from ui.cli_options import (
     Articles,
@@ -40,6 +41,7 @@ app = Cli(
     add_completion=False,
 )
 app.add_typer(feedback_app, name="feedback")
+app.add_typer(collections_app, name="collections")
 
 
 def open_bot():

@@ -31,6 +31,7 @@ from bot.library import Library  # noqa: E402
 from bot.serving import ServedBot  # noqa: E402
 from ui.api import ask_router, documents_router, health, require_api_key  # noqa: E402
 from ui.chat import CSS, HEAD, THEME, build_chat  # noqa: E402
+from ui.collections_api import collections_router  # noqa: E402
 from ui.conversations_api import conversations_router  # noqa: E402
 from ui.errors import install_error_handlers  # noqa: E402
 from ui.feedback_api import feedback_router  # noqa: E402
@@ -113,7 +114,11 @@ def build_api(bot: EventBot | ServedBot) -> FastAPI:
     app.include_router(documents_router, dependencies=[Depends(require_api_key)])
     app.include_router(feedback_router, dependencies=[Depends(require_api_key)])
     app.include_router(conversations_router, dependencies=[Depends(require_api_key)])
-    routers = [health, ask_router, openai_router, documents_router, feedback_router, conversations_router]
+    app.include_router(collections_router, dependencies=[Depends(require_api_key)])
+    routers = [
+        *(health, ask_router, openai_router, documents_router),
+        *(feedback_router, conversations_router, collections_router),
+    ]
     add_method_not_allowed(app, routers)
     return app
 

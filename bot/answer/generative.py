@@ -213,7 +213,7 @@ def chat_model(settings: Settings) -> BaseChatModel:
         return LlamaCppChat(
             llama=llama,
             model_path=str(path),
-            states=prompt_states(str(path), settings.llm_state_dir, settings.llm_state_mb)
+            states=prompt_states(str(path), settings.llm_state_dir / settings.collection, settings.llm_state_mb)
             if settings.llm_state_mb
             else None,
             max_tokens=settings.llm_max_tokens,
