@@ -34,7 +34,7 @@ from index.uploads import Added, add_whole, recover, remove_whole
 
 log = logging.getLogger(__name__)
 
-JOURNAL = ".pending.json"  # an upload being written (index.uploads)
+JOURNAL = ".pending.{collection}.json"  # an upload being written into a collection (index.uploads)
 LOCK = ".lock"
 MAX_NAME_BYTES = 200
 T = TypeVar("T")
@@ -58,6 +58,7 @@ class Library:
         opened beside it while it swaps bots); by default one is opened from `settings`."""
         self.settings = settings
         self.folder = settings.uploads_dir.resolve()
+        self.journal = self.folder / JOURNAL.format(collection=settings.collection)
         self.store = store or self.open_store
 
     def check_allowed(self) -> None:
@@ -90,6 +91,11 @@ class Library:
             taken = self.on_store(lambda: [n for n in names if read_metadatas(store, where={"source": n}, limit=1)])
             if taken:
                 raise DocumentConflictError(f"{taken[0]}: a document of that name is indexed already; remove it first")
+            kept = [n for n in names if (self.folder / n).exists()]  # the uploads folder serves every collection
+            if kept:
+                raise DocumentConflictError(
+                    f"{kept[0]}: an uploaded file of that name is kept for another collection; rename it"
+                )
             files = []
             try:
                 for name, upload in zip(names, uploads, strict=True):
@@ -99,9 +105,7 @@ class Library:
                 for file in files:
                     file.unlink(missing_ok=True)
                 raise StoreUnavailableError(f"the upload could not be kept in {self.folder}: {exc}") from exc
-            added = add_whole(
-                store, docs, self.settings.chunk_size, self.settings.chunk_overlap, self.folder / JOURNAL, files
-            )
+            added = add_whole(store, docs, self.settings.chunk_size, self.settings.chunk_overlap, self.journal, files)
             then()  # still serialised: e.g. the server swapping in a bot that reads them
             return added
 
@@ -126,7 +130,7 @@ class Library:
 
     def recover(self) -> None:
         """Roll back an upload that did not finish (the process was killed during it), at start-up."""
-        if (self.folder / JOURNAL).exists():
+        if self.journal.exists():
             try:
                 with self.changing():
                     pass
@@ -163,7 +167,7 @@ class Library:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 store = self.store()
-                recover(store, self.folder / JOURNAL)
+                recover(store, self.journal)
                 yield store
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)

@@ -95,6 +95,24 @@ def test_an_openai_model_may_name_a_collection(http):
     assert REGATTA_ANSWER not in reply("gpt-4o-mini")  # any other name: the server's own collection, as before
 
 
+def test_documents_added_to_and_removed_from_another_collection(http):
+    def ask(collection: str | None = None) -> dict:
+        return http.post("/api/ask", json={"question": HARBOUR_QUESTION, "collection": collection}).json()
+
+    files = {"files": ("harbour.txt", HARBOUR, "text/plain")}
+    added = http.post("/api/documents", params={"collection": "regatta"}, files=files)
+    assert added.status_code == 200 and added.json()["index"]["documents"] == 2, added.text
+    assert "Osprey" in ask("regatta")["answer"] and "Osprey" not in ask()["answer"]  # not the server's own
+    own = http.post("/api/documents", files=files)  # the same name, kept for regatta: refused, nothing lost
+    assert own.status_code == 409 and "another collection" in own.json()["detail"], own.text
+    assert [d["name"] for d in http.get("/api/documents").json()["documents"]] == ["event-article.txt"]
+
+    left = http.delete("/api/documents/harbour.txt", params={"collection": "regatta"})
+    assert [d["name"] for d in left.json()["documents"]] == ["regatta.txt"], left.text
+    assert "Osprey" not in ask("regatta")["answer"]
+    assert http.post("/api/documents", params={"collection": "ferries"}, files=files).status_code == 404
+
+
 def test_indexing_one_collection_anew_leaves_the_other_as_it_was(index_dir, tmp_path):
     before = asked(index_dir, ARTICLE_QUESTION)[0]
     ferry = tmp_path / "ferry.txt"
@@ -141,7 +159,10 @@ def test_removing_a_collection_from_the_cli_leaves_the_others_answers(three, tmp
     gone = run_cli("ask", "--collection", "regatta", REGATTA_QUESTION, env=env, check=False)
     assert gone.returncode == 2 and "no collection 'regatta'" in gone.stderr
     again = run_cli("collections", "remove", "regatta", env=env, check=False)
-    assert again.returncode == 2 and again.stderr.strip() == "eventbot: no collection 'regatta' in the index (it has eventbot, ferries)"
+    assert (
+        again.returncode == 2
+        and again.stderr.strip() == "eventbot: no collection 'regatta' in the index (it has eventbot, ferries)"
+    )
 
 
 def test_removing_a_collection_over_the_api_takes_its_uploads(three, tmp_path):

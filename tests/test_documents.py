@@ -272,7 +272,9 @@ def test_an_upload_killed_half_way_is_rolled_back_at_the_next_start(settings, tm
         text=True,
     )
     assert proc.returncode == 9, proc.stderr[-2000:]
-    assert (settings.uploads_dir / ".pending.json").exists() and (settings.uploads_dir / "killed.txt").exists()
+    assert (settings.uploads_dir / f".pending.{settings.collection}.json").exists() and (
+        settings.uploads_dir / "killed.txt"
+    ).exists()
     from index.store import open_client
 
     collection = open_client(settings.index_dir, None).get_collection(settings.collection)
@@ -280,7 +282,7 @@ def test_an_upload_killed_half_way_is_rolled_back_at_the_next_start(settings, tm
 
     create_app(ServedBot(EventBot(settings), settings, warm=False, watch=False))  # the next start
     assert not collection.get(where={"source": "killed.txt"}, include=[])["ids"]
-    assert not (settings.uploads_dir / ".pending.json").exists()
+    assert not (settings.uploads_dir / f".pending.{settings.collection}.json").exists()
     assert not (settings.uploads_dir / "killed.txt").exists()
     assert library.counts() == counts
 

@@ -72,7 +72,7 @@ def test_an_upload_with_the_chroma_server_down_is_503_and_loses_nothing(tmp_path
             assert sorted(p.name for p in settings.uploads_dir.iterdir() if not p.name.startswith(".")) == [
                 "regatta.txt"
             ]  # the failed upload's file is not kept
-            assert not (settings.uploads_dir / ".pending.json").exists()
+            assert not (settings.uploads_dir / f".pending.{settings.collection}.json").exists()
             r = http.delete("/api/documents/regatta.txt")  # a removal too
             assert r.status_code == 503 and "\n" not in r.json()["detail"], r.text
             assert (settings.uploads_dir / "regatta.txt").exists()

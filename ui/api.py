@@ -220,11 +220,21 @@ def get_library(request: Request) -> Library:
     return library
 
 
+Collection = Annotated[str | None, Query(description="Another collection's (default: the server's own)")]
+
+
+def changed_in(bot: ServedBot, library: Library, collection: str | None) -> tuple[ServedBot, Library]:
+    """The served bot of `collection` and the library that changes its documents (the server's own by default)."""
+    served = bot.for_collection(collection)
+    return (bot, library) if served is bot else (served, Library(served.settings, store=lambda: served.bot.store))
+
+
 @documents_router.post("/documents", response_model=UploadReport)
 def add_documents(
     bot: Annotated[ServedBot, Depends(get_bot)],
     library: Annotated[Library, Depends(get_library)],
     files: Annotated[list[UploadFile] | None, File(description=f"One or more {SUPPORTED} files")] = None,
+    collection: Collection = None,
 ) -> UploadReport:
     """Add documents: the bot answers from them as soon as this returns.
 
@@ -233,9 +243,11 @@ def add_documents(
         curl -s localhost:7860/api/documents -F files=@report.pdf -F files=@results.html
 
     All files go in, or none (any bad file: a 4xx naming it, and the index as it was). Each is kept under
-    `EVENTBOT_UPLOADS_DIR` by its name, which must be new to the index.
+    `EVENTBOT_UPLOADS_DIR` by its name, which must be new to the index. `?collection=NAME` adds them to another
+    collection (one the index holds).
     """
     limit = bot.settings.max_file_bytes
+    bot, library = changed_in(bot, library, collection)
     added = library.add([Upload(f.filename, f.file.read(limit + 1), f.size) for f in files or []], then=bot.reload)
     return UploadReport(documents=[AddedDocument(**a.as_dict()) for a in added], index=IndexCounts(**library.counts()))
 
@@ -244,7 +256,7 @@ def add_documents(
 def list_documents(
     bot: Annotated[ServedBot, Depends(get_bot)],
     library: Annotated[Library, Depends(get_library)],
-    collection: Annotated[str | None, Query(description="Another collection's documents")] = None,
+    collection: Collection = None,
 ) -> DocumentList:
     """The documents the bot answers from (`collection`: another collection's): name, bytes, chunks, when indexed,
     and whether bundled, uploaded or indexed from a folder."""
@@ -253,10 +265,14 @@ def list_documents(
 
 @documents_router.delete("/documents/{name}", response_model=DocumentList)
 def remove_document(
-    name: str, bot: Annotated[ServedBot, Depends(get_bot)], library: Annotated[Library, Depends(get_library)]
+    name: str,
+    bot: Annotated[ServedBot, Depends(get_bot)],
+    library: Annotated[Library, Depends(get_library)],
+    collection: Collection = None,
 ) -> DocumentList:
-    """Remove a document from the index (an uploaded one's kept file too); the list after. The last document
-    cannot be removed (409)."""
+    """Remove a document from the index (an uploaded one's kept file too; `?collection=NAME`: from another
+    collection); the list after. The last document of a collection cannot be removed (409)."""
+    bot, library = changed_in(bot, library, collection)
     library.remove(name, then=bot.reload)
     return DocumentList(documents=documents(bot.bot, library.settings))
 
