@@ -20,7 +20,7 @@ from bot.serving import ServedBot
 from index.pdf import ocr_available
 from tests.conftest import ROOT, run_cli
 from tests.test_api import running
-from tests.test_formats import bomb, write_pptx
+from tests.test_formats import FACTS, WRITERS, bomb
 from ui.server import create_app
 
 # Questions the trained reader answers well above its threshold (0.65) and declines without their document; it
@@ -140,17 +140,19 @@ def test_upload_scanned_pdf_is_read_by_ocr_and_cites_its_page(http, tmp_path):
     assert http.delete("/api/documents/regatta-scan.pdf").status_code == 200
 
 
-def test_upload_pptx_answers_with_its_slide(http, tmp_path):
-    """A presentation uploaded through the API is answered at once, its citation naming the slide; removed, it is not."""
-    write_pptx(tmp_path / "lab-plans.pptx")
-    r = http.post("/api/documents", files=[("files", ("lab-plans.pptx", (tmp_path / "lab-plans.pptx").read_bytes()))])
+@pytest.mark.parametrize(("name", "question", "fact", "place"), FACTS, ids=[f[0] for f in FACTS])
+def test_upload_of_each_format_answers_with_where_it_is(http, tmp_path, name, question, fact, place):
+    """A Word, PowerPoint, Excel or EPUB file uploaded through the API is answered at once, its citation naming the
+    heading, slide, sheet or chapter (the passage view too); removed, it is gone."""
+    WRITERS[Path(name).suffix](tmp_path / name)
+    r = http.post("/api/documents", files=[("files", (name, (tmp_path / name).read_bytes()))])
     assert r.status_code == 200, r.text
-    answer = http.post("/api/ask", json={"question": "How much will the new laboratory in Lyon cost?"}).json()
-    cited = [c for c in answer["citations"] if c["source"] == "lab-plans.pptx"]
-    assert "2 million euros" in answer["answer"] and cited and cited[0]["section"] == "slide 2", answer
+    answer = http.post("/api/ask", json={"question": question}).json()
+    cited = [c for c in answer["citations"] if c["source"] == name]
+    assert fact in answer["answer"] and cited and cited[0]["section"] == place, answer
     params = {"chunk_id": cited[0]["chunk_id"], "quote": cited[0]["quote"]}
-    assert http.get("/api/documents/lab-plans.pptx/passage", params=params).json()["section"] == "slide 2"
-    assert http.delete("/api/documents/lab-plans.pptx").status_code == 200
+    assert http.get(f"/api/documents/{name}/passage", params=params).json()["section"] == place
+    assert http.delete(f"/api/documents/{name}").status_code == 200
 
 
 def test_eventbot_ask_names_the_page_of_a_pdf_quote(regatta_pdf, tmp_path):
