@@ -12,6 +12,9 @@ from bot.errors import (
     CollectionNameError,
     CollectionNotFoundError,
     ConflictError,
+    ConversationNotFoundError,
+    ConversationStoreError,
+    ConversationUnavailableError,
     ConversionError,
     DocumentConflictError,
     DocumentLoadError,
@@ -69,6 +72,9 @@ EXPECTED: dict[type[EventbotError], tuple[int, int]] = {
     ConversionError: (2, 422),  # a Word, PowerPoint, Excel or EPUB file that cannot be read
     CollectionNameError: (2, 422),
     CollectionNotFoundError: (2, 404),
+    ConversationNotFoundError: (2, 404),
+    ConversationUnavailableError: (2, 503),
+    ConversationStoreError: (2, 500),  # a conversations file of a newer eventbot, or not SQLite
 }
 BRANCHES: dict[type[EventbotError], tuple[int, int]] = {
     InputError: (2, 422),
