@@ -74,7 +74,9 @@ def wait_for_a_reading(folder) -> None:
     """Until the server's LLM is reading a document ahead of questions (the mark file it keeps while it reads)."""
     deadline = time.monotonic() + SAFETY_TIMEOUT_S
     while not list(folder.glob("*.reading")):
-        assert time.monotonic() < deadline, f"no reading ahead began: {sorted(p.name for p in folder.iterdir())}"
+        assert time.monotonic() < deadline, (
+            f"no reading ahead began: {sorted(p.name for p in folder.parent.rglob('*'))}"
+        )
         time.sleep(0.02)
 
 
@@ -96,7 +98,7 @@ def test_documents_added_and_asked_about_at_once_while_the_llm_reads(tmp_path, w
 
         report = article(seed=58, number=0, target_chars=4000)
         upload(http, "report.txt", report)
-        wait_for_a_reading(tmp_path / "llm-states")
+        wait_for_a_reading(tmp_path / "llm-states" / "eventbot")  # the default collection's readings
         with ThreadPoolExecutor(len(ARTICLE_QUESTIONS)) as pool:
             answers = list(pool.map(lambda qa: ask(http, qa[0]), ARTICLE_QUESTIONS))
         for answer, (_, expected) in zip(answers, ARTICLE_QUESTIONS, strict=True):
