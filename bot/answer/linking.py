@@ -337,8 +337,9 @@ def _particles(sentences: list[tuple[str, ParsedSentence]]) -> set[str]:
     "de la", "van der" inside names ("João Pedro dos Santos", "Palacio de la Ría")."""
     inside: Counter[str] = Counter()
     anywhere: Counter[str] = Counter()
-    for text in {text: None for text, _ in sentences}:
-        words = [t for t in nlp().make_doc(text) if not t.is_space]
+    documents = {text: None for text, _ in sentences}
+    for line in (line for text in documents for line in text.splitlines() if line.strip()):  # spaCy: 1M at most
+        words = [t for t in nlp().make_doc(line) if not t.is_space]
         short = [t.is_alpha and t.is_lower and len(t) <= 3 for t in words]
         anywhere.update(t.text for t, is_short in zip(words, short, strict=True) if is_short)
         for i, t in enumerate(words):  # one or two short words, then a capitalized one
