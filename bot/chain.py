@@ -1,9 +1,9 @@
 """The answering chain as one LCEL expression:
 
-    link | condense | understand | retrieve | expand | read | decide | overview | reply | cite
+    link | condense | understand | retrieve | expand | read | decide | overview | quote | reply | cite
 
 and with an LLM configured `… | reply | generate | guard | cite` (except for an overview: the document's key
-sentences, quoted, are its answer). Each step reads what the steps before it added to
+sentences, quoted, are its answer; another long form's closest sentences, quoted, are the guard's fallback). Each step reads what the steps before it added to
 the state and hands on a new state with its own typed value added (a Question, passages, a Corpus, a Reading, a
 Decision, a Draft) and its milliseconds; none changes the state it was handed, none calls back into an earlier one.
 read, decide and reply are timed together as "answer"."""
@@ -18,12 +18,12 @@ from langchain_core.runnables import Runnable, RunnableBranch, RunnableConfig, R
 from bot.answer.cite import cite
 from bot.answer.condense import previous_turn
 from bot.answer.corpus import Corpus
-from bot.answer.forms import OVERVIEWS
-from bot.answer.overview import Summaries, quoted_overview, summary_passages
+from bot.answer.forms import LONG_FORMS, OVERVIEWS
+from bot.answer.overview import Summaries, quoted_closest, quoted_overview, summary_passages
 from bot.answer.reply import reply_to
 from bot.answer.state import ChainState, Linked
 from bot.answer.understand import understand
-from bot.types import Decision, Draft, Evidence, Generation, Passage, Question, Reading, Turn
+from bot.types import Decision, Draft, Evidence, Generation, Passage, Question, Reading, Sentence, Turn
 
 if TYPE_CHECKING:
     from bot.answer.sentence_guard import HeldSentences
@@ -32,6 +32,8 @@ T = TypeVar("T")
 
 Read = Callable[[Question, list[Passage], Corpus, str], Reading | None]  # bot.answer.read.SentenceReader
 Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.Answerability.decide
+Choose = Callable[[Question, list[Passage], Corpus, int], list[Sentence]]  # bot.answer.read.SentenceReader.closest
+QUOTED_SENTENCES = 4  # a long answer quoted where the LLM's does not hold: as many sentences as the LLM may write
 # bot.answer.generative.Generator: (standalone question, passages, question as asked, history, form, on_token)
 Generate = Callable[[str, list[Passage], str, list[Turn], str, Callable[[str], None] | None], Generation]
 Hold = Callable[[ChainState, Callable[[str], None] | None], "HeldSentences | None"]  # SentenceGuard.hold
@@ -91,11 +93,14 @@ def generate_and_guard(
     return timed("generate", generate_step) | timed("guard", guard)
 
 
-def answer_steps(read: Read, decide: Decide, summaries: Summaries | None = None) -> Runnable:
-    """read | decide | overview | reply, each adding its value to the state: `read(question, passages, corpus,
-    previous)` finds the best span, with the conversation's last turn; `decide(evidence, yes, question)` whether to
-    answer it; for an overview question, the documents' key sentences (`summaries()`), quoted (bot.answer.overview);
-    the reply step words that or the span (bot.answer.reply)."""
+def answer_steps(
+    read: Read, decide: Decide, summaries: Summaries | None = None, choose: Choose | None = None
+) -> Runnable:
+    """read | decide | overview | quote | reply, each adding its value to the state: `read(question, passages,
+    corpus, previous)` finds the best span, with the conversation's last turn; `decide(evidence, yes, question)`
+    whether to answer it; for an overview question, the documents' key sentences (`summaries()`), quoted
+    (bot.answer.overview); for another long form, the sentences closest to it (`choose`), quoted, which the guard
+    gives where none of the LLM's holds; the reply step words the overview or the span (bot.answer.reply)."""
 
     def read_step(s: ChainState) -> Reading | None:
         return read(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"]))
@@ -109,6 +114,12 @@ def answer_steps(read: Read, decide: Decide, summaries: Summaries | None = None)
             return None
         return quoted_overview(s["asked"].form, s["passages"], s["corpus"], summaries())
 
+    def quote_step(s: ChainState) -> Draft | None:
+        if choose is None or s["asked"].form not in LONG_FORMS - OVERVIEWS:
+            return None
+        closest = choose(s["asked"], s["passages"], s["corpus"], QUOTED_SENTENCES)
+        return quoted_closest(closest, s["corpus"].documents)
+
     def reply_step(s: ChainState) -> Draft:
         return s["overview"] or reply_to(s["asked"], s["reading"], s["decision"], s["corpus"])
 
@@ -116,6 +127,7 @@ def answer_steps(read: Read, decide: Decide, summaries: Summaries | None = None)
         RunnablePassthrough.assign(reading=RunnableLambda(read_step, name="read"))
         | RunnablePassthrough.assign(decision=RunnableLambda(decide_step, name="decide"))
         | RunnablePassthrough.assign(overview=RunnableLambda(overview_step, name="overview"))
+        | RunnablePassthrough.assign(quoted=RunnableLambda(quote_step, name="quote"))
         | RunnablePassthrough.assign(draft=RunnableLambda(reply_step, name="reply"))
     )
 
@@ -133,6 +145,7 @@ def draft_chain(
     question_form: Callable[[str], str] | None = None,
     summaries: Summaries | None = None,
     hold: Hold | None = None,
+    choose: Choose | None = None,
 ) -> Runnable:
     """The chain up to the draft: its output is the state, with "draft" (and the reading and decision behind it).
 
@@ -158,7 +171,7 @@ def draft_chain(
     def retrieve_step(s: ChainState) -> list[Passage]:
         return summary_passages(s["asked"].form, retrieve(s["standalone_question"]), summaries() if summaries else {})
 
-    steps = timed("answer", answer_steps(read, decide, summaries).invoke)
+    steps = timed("answer", answer_steps(read, decide, summaries, choose if generate is not None else None).invoke)
     if generate is not None and guard is not None:
         llm_steps = generate_and_guard(generate, guard, expand, llm_reads or (lambda passages: passages), hold)
         # an overview's quoted key sentences are its answer (bot.answer.overview says why)

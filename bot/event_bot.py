@@ -117,6 +117,7 @@ class EventBot:
             question_form=lambda text: forms.form_of(text, vectors.vector(text), self.knowledge.df.__contains__),
             summaries=lambda: self.knowledge.summaries,
             hold=guard.hold if guard is not None else None,
+            choose=self.read.closest,
         )
         self._answered = LRUCache(settings.answer_cache_entries) if settings.answer_cache_entries else None
         # one reading per question: concurrent askers of the same question wait for it (cachetools' condition)

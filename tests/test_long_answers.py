@@ -99,6 +99,7 @@ def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True
         llm_reads=bot.llm_reads,
         question_form=lambda text: form,
         summaries=lambda: bot.knowledge.summaries,
+        choose=bot.read.closest,
     )
 
 
@@ -167,9 +168,28 @@ def test_a_fact_tied_to_the_wrong_person_is_dropped(bot):
     assert "Glenn won the gold medal" in unchecked.answer, "without the reader the relation is not checked"
 
 
-def test_a_long_answer_where_nothing_holds_falls_back(bot):
+def test_a_long_answer_where_nothing_holds_quotes_the_closest_sentences(bot):
+    """The LLM answers, but no sentence of its answer holds: the four sentences closest to the question are the
+    answer, quoted verbatim in the article's order: each says something of Glenn, among them that she stepped in to
+    comfort Sakamoto."""
     answer = ask(long_chain(bot, "role", "Yuzuru Hanyu coached Glenn. [1]"), "what part did glenn play?")
-    assert answer.guard == "fallback" and "Hanyu" not in answer.answer
+    assert answer.guard == "fallback" and answer.backend == "extractive" and not answer.abstained
+    assert "Hanyu" not in answer.answer and answer.answer.startswith("The article says: ")
+    assert len(answer.citations) == 4
+    starts = [ARTICLE_TEXT.index(c.quote) for c in answer.citations]
+    assert starts == sorted(starts), "not in the article's order"
+    assert all("Glenn" in c.quote for c in answer.citations)
+    assert any("Glenn stepped in to comfort her" in c.quote for c in answer.citations)
+    for c in answer.citations:
+        assert f"“{c.quote.strip()}” [{c.n}]" in answer.answer
+
+
+def test_a_long_answer_the_llm_declines_is_not_quoted(bot):
+    """Where the LLM says the documents do not answer, the closest sentences are not offered as an answer: the
+    reply step's draft (a decline or an unsure quote) stands."""
+    answer = ask(long_chain(bot, "list", "Not in the documents."), "list the judges and the score each one gave")
+    assert not answer.answer.startswith("The article says: ")
+    assert answer.abstained
 
 
 def test_the_relation_is_checked_after_an_opening_phrase(bot):

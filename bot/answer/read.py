@@ -25,7 +25,7 @@ class SentenceReader:
         self, question: Question, passages: list[Passage], corpus: Corpus, previous: str = ""
     ) -> Reading | None:
         """The reader's best span among the best few sentences of the passages, with the evidence to judge it."""
-        sentences = self._ranked(question, passages, corpus)[: self.windows]
+        sentences = self.ranked(question, passages, corpus)[: self.windows]
         if not sentences:
             return None
         windows = [_window(corpus, s) for s in sentences]
@@ -67,7 +67,12 @@ class SentenceReader:
         )
         return Reading(span, sentence, evidence, best.yes, start, end)
 
-    def _ranked(self, question: Question, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
+    def closest(self, question: Question, passages: list[Passage], corpus: Corpus, n: int) -> list[Sentence]:
+        """The `n` sentences of the passages closest to the question (as `ranked` ranks them), in the documents'
+        order: what a long answer quotes where nothing the LLM writes holds (bot.answer.overview)."""
+        return sorted(self.ranked(question, passages, corpus)[:n], key=lambda s: (s.path, s.index))
+
+    def ranked(self, question: Question, passages: list[Passage], corpus: Corpus) -> list[Sentence]:
         """The passages' sentences, best first: half meaning (cosine), half the IDF-weighted share of the question's
         terms they hold (with the sentence before, where "she" and "it" are named)."""
         seen, sentences = set(), []

@@ -160,8 +160,9 @@ def sentence_ends(text: str, start: int) -> Iterator[int]:
 
 
 def review_long(state: dict, held: HeldSentences) -> Verdict:
-    """The guard's verdict on an answer of several sentences: the sentences `held`; the reply step's draft when none
-    holds (or the LLM failed before one did)."""
+    """The guard's verdict on an answer of several sentences: the sentences `held`; where the LLM answered but none
+    of its sentences holds, the sentences closest to the question, quoted (the chain's quote step); the reply step's
+    draft where the LLM says the documents do not answer, wrote nothing or failed."""
     generation, fallback = state["generation"], state["draft"]
     if held.kept:
         draft = held.draft()
@@ -176,7 +177,10 @@ def review_long(state: dict, held: HeldSentences) -> Verdict:
         if fallback.abstained:
             return Verdict(fallback, generation.backend, "passed")
         return Verdict(fallback, "extractive", "fallback", "the LLM found no answer")
-    return Verdict(fallback, "extractive", "fallback", f"no sentence of the LLM's answer holds: {held.dropped[0][1]}")
+    reason = f"no sentence of the LLM's answer holds: {held.dropped[0][1]}"
+    if state.get("quoted") is not None:
+        return Verdict(state["quoted"], "extractive", "fallback", f"{reason}; the closest sentences quoted")
+    return Verdict(fallback, "extractive", "fallback", reason)
 
 
 SENTENCE_STOPS = (".", "!", "?")

@@ -31,6 +31,7 @@ class ChainState(TypedDict):
     reading: NotRequired[Reading | None]  # read: the best span and its evidence
     decision: NotRequired[Decision | None]  # decide: whether to answer it
     overview: NotRequired[Draft | None]  # overview: an overview question's answer, the key sentences quoted
+    quoted: NotRequired[Draft | None]  # quote: another long form's closest sentences, quoted (the LLM's fallback)
     draft: NotRequired[Draft]  # reply (and guard, which may replace it)
     llm_passages: NotRequired[list[Passage]]  # generate: what the LLM read, numbered as it cites them
     llm_corpus: NotRequired[Corpus]  # generate: their sentences, which the guard checks

@@ -129,6 +129,8 @@ TEMPLATES = {
         "overview_one": set(),
         "overview_many": set(),
         "overview_each": set(),
+        "quoted_one": set(),
+        "quoted_many": set(),
     },
     "examples": {"won": {"thing"}, "who_is": {"name"}, "said": {"name"}},
 }
