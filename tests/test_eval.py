@@ -327,6 +327,11 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "fresh22b_qa",
         "fresh22c_qa",
         "fresh22d_qa",
+        "fresh25a_qa",
+        "fresh25art_qa",
+        "fresh25b_qa",
+        "fresh25c_qa",
+        "fresh25d_qa",
         "marathon_qa",
         "newsdoc11_qa",
         "newsdoc12_qa",
@@ -546,6 +551,13 @@ FLOORS = {
     "fresh22b_qa": {},
     "fresh22c_qa": {},
     "fresh22d_qa": {},
+    # overview round 4 (2026-12-07): the span reader alone 3, 3, 3, 4 and 2 of 10; two questions under that is at or
+    # under the decline-everything share (0.1) but for the factory bid's
+    "fresh25art_qa": {},
+    "fresh25a_qa": {},
+    "fresh25b_qa": {},
+    "fresh25c_qa": {"accuracy": 0.2},
+    "fresh25d_qa": {},
 }
 WRONG_RATE_CEILINGS = {
     "chat2_conversations": 0.13,
@@ -671,6 +683,13 @@ WRONG_RATE_CEILINGS = {
     "fresh22b_qa": 0.3,
     "fresh22c_qa": 0.2,
     "fresh22d_qa": 0.3,
+    # overview round 4 (2026-12-07): two questions' worth of margin over the span reader's figure when it became a
+    # development set (0, 0, 1, 1 and 1 of 10 wrong)
+    "fresh25art_qa": 0.2,
+    "fresh25a_qa": 0.2,
+    "fresh25b_qa": 0.3,
+    "fresh25c_qa": 0.3,
+    "fresh25d_qa": 0.3,
 }
 
 

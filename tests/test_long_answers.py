@@ -87,6 +87,17 @@ def test_an_overview_of_something_no_document_names_is_a_single_fact():
     assert {"summari", "tldr", "gist"} <= model.overview_terms
 
 
+def test_words_that_name_nothing_keep_an_overview_an_overview():
+    """Words people ask with name no topic: "hey", "lines", "mean" are in no document, and the overview stays an
+    overview (it was read as a single fact and declined); the cafe is a topic."""
+    model, embedder = shared_forms(), shared_embedder(False)
+    knows_nothing = lambda term: False  # noqa: E731
+    for question in ("hey whats the gist of it", "can u summarise it in a few lines", "tldr, what does it all mean"):
+        vector = np.asarray(embedder.embed_query(question))
+        assert model.form_of(question, vector, knows_nothing) == "overview", question
+    assert model.topics("summarize the story about the cafe") == ["cafe"]
+
+
 def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True):
     """The bot's own chain told that every question has `form`, with a fake LLM writing `llm_text` (None: no LLM)."""
     generate = Generator(FakeListChatModel(responses=[llm_text]), "fake") if llm_text is not None else None

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bot.answer.terms import content_terms
+from bot.answer.terms import terms_of
+from index.text.pipeline import parse
 
 FORMS = ("fact", "overview", "list", "explain", "compare", "sequence", "role", "collection")
 LONG_FORMS = frozenset(FORMS[1:])  # answered in several cited sentences (bot.answer.sentence_guard)
@@ -60,17 +61,29 @@ class FormModel:
     def form_of(self, question: str, vector: np.ndarray, in_documents: Callable[[str], bool] = lambda t: True) -> str:
         """The form of `question`, whose embedding is `vector`: one fact unless the longer forms together reach the
         threshold (fitted so that few single facts leave the path they are answered well on), then the likeliest of
-        them. An overview of something no document names ("what happens to the cafe?": a term besides those asking
-        for an overview that `in_documents` does not know) is a single fact: the documents' summary is no answer."""
+        them. An overview of something no document names ("what happens to the cafe?": a topic of the question,
+        `topics`, that `in_documents` does not know) is a single fact: the documents' summary is no answer."""
         p = self.probabilities(question, vector)
         if 1.0 - p[FORMS[0]] < self.long_threshold:
             return FORMS[0]
         form = max(LONG_FORMS, key=p.__getitem__)
-        if form in OVERVIEWS and not all(
-            in_documents(t) for t in content_terms(question) if t not in self.overview_terms
-        ):
+        if form in OVERVIEWS and not all(in_documents(t) for t in self.topics(question)):
             return FORMS[0]
         return form
+
+    def topics(self, question: str) -> list[str]:
+        """The terms of what a question names: its nouns and proper nouns, less the words people ask with (the
+        vocabulary learnt from the training questions, where "lines" of "summarise it in a few lines" is) and those
+        asking for an overview. "hey" or "mean" ("what does it mean for the council") name nothing."""
+        named = [
+            t
+            for t in parse(question)
+            if t.pos_ in {"NOUN", "PROPN"}
+            and not t.is_stop
+            and t.lower_ not in self.vocabulary
+            and t.lemma_.lower() not in self.vocabulary
+        ]
+        return [w for t in named for w in sorted(terms_of(t.text)) if w not in self.overview_terms]
 
     def save(self, path: Path, card: dict) -> None:
         path.write_text(
