@@ -3,10 +3,11 @@
     link | condense | understand | retrieve | expand | read | decide | overview | quote | reply | cite
 
 and with an LLM configured `… | reply | generate | guard | cite` (except for an overview: the document's key
-sentences, quoted, are its answer; another long form's closest sentences, quoted, are the guard's fallback). Each step reads what the steps before it added to
-the state and hands on a new state with its own typed value added (a Question, passages, a Corpus, a Reading, a
-Decision, a Draft) and its milliseconds; none changes the state it was handed, none calls back into an earlier one.
-read, decide and reply are timed together as "answer"."""
+sentences, quoted, are its answer; another long form's closest sentences, quoted, are the guard's fallback). Each
+step reads what the steps before it added to the state and hands on a new state with its own typed value added (a
+Question, passages, a Corpus, a Reading, a Decision, a Draft) and its milliseconds; none changes the state it was
+handed, none calls back into an earlier one. read, decide, overview, quote and reply are timed together as
+"answer"."""
 
 import inspect
 import time

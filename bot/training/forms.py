@@ -3,8 +3,9 @@ sentence embeddings.
 
 Training questions: data/train/question_forms*.jsonl (written by helpers as people type: 110 per form, 240 terse
 single facts such as "sakamoto short program result?", 160 overviews of one document or of every document, 820 of
-the forms told least well and single facts that read like them; none from a set the bot is measured on), and as single facts, questions from data/train/b*/ (helper-written, chat-typed), from
-SQuAD 1.1's training file and from BoolQ (yes/no). A why or how question of those is left out: asked of a span
+the forms told least well and single facts that read like them; none from a set the bot is measured on), and as
+single facts, questions from data/train/b*/ (helper-written, chat-typed), from SQuAD 1.1's training file and from
+BoolQ (yes/no). A why or how question of those is left out: asked of a span
 reader it is a single fact, asked of a person it asks for an explanation. Five-fold cross-validation is reported, then
 the model is fitted on everything and written with its card.
 
