@@ -20,7 +20,7 @@ from bot.answer.cite import cite
 from bot.answer.condense import previous_turn
 from bot.answer.corpus import Corpus
 from bot.answer.forms import LONG_FORMS, OVERVIEWS
-from bot.answer.overview import Summaries, quoted_closest, quoted_overview, summary_passages
+from bot.answer.overview import QUOTED_SENTENCES, Summaries, quoted_closest, quoted_overview, summary_passages
 from bot.answer.reply import reply_to
 from bot.answer.state import ChainState, Linked
 from bot.answer.understand import understand
@@ -34,7 +34,6 @@ T = TypeVar("T")
 Read = Callable[[Question, list[Passage], Corpus, str], Reading | None]  # bot.answer.read.SentenceReader
 Decide = Callable[[Evidence, float, Question], Decision]  # bot.answer.decide.Answerability.decide
 Choose = Callable[[Question, list[Passage], Corpus, int], list[Sentence]]  # bot.answer.read.SentenceReader.closest
-QUOTED_SENTENCES = 4  # a long answer quoted where the LLM's does not hold: as many sentences as the LLM may write
 # bot.answer.generative.Generator: (standalone question, passages, question as asked, history, form, on_token)
 Generate = Callable[[str, list[Passage], str, list[Turn], str, Callable[[str], None] | None], Generation]
 Hold = Callable[[ChainState, Callable[[str], None] | None], "HeldSentences | None"]  # SentenceGuard.hold

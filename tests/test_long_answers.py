@@ -195,6 +195,23 @@ def test_a_long_answer_where_nothing_holds_quotes_the_closest_sentences(bot):
         assert f"“{c.quote.strip()}” [{c.n}]" in answer.answer
 
 
+def test_a_long_answer_of_one_sentence_is_followed_by_the_closest_sentences_it_does_not_cite(bot):
+    """One sentence of the LLM's answer holds: it stays first, then the sentences closest to the question that it
+    does not cite are quoted after it, up to four cited sentences in all, each verbatim, none repeating its quote."""
+    passages = bot.llm_reads(bot.retriever("why did glenn block the camera?"))
+    n_block = next(n for n, p in enumerate(passages, 1) if "block the camera" in p.text)
+    text = f"Glenn waved her hands in front of the lens to block the camera's view. [{n_block}]"
+    answer = ask(long_chain(bot, "explain", text), "why did glenn block the camera?")
+    assert answer.guard == "passed" and answer.backend == "fake"
+    held, _, quoted = answer.answer.partition(" The article also says: ")
+    assert held == "Glenn waved her hands in front of the lens to block the camera's view [1]."
+    assert quoted and len(answer.citations) == 4
+    assert "block the camera" in answer.citations[0].quote
+    assert not any("block the camera" in c.quote for c in answer.citations[1:]), "the held sentence's quote again"
+    for c in answer.citations[1:]:
+        assert c.quote in ARTICLE_TEXT and f"“{c.quote.strip()}” [{c.n}]" in quoted
+
+
 def test_a_long_answer_the_llm_declines_is_not_quoted(bot):
     """Where the LLM says the documents do not answer, the closest sentences are not offered as an answer: the
     reply step's draft (a decline or an unsure quote) stands."""
@@ -293,6 +310,7 @@ def test_a_sentence_citing_a_run_of_passages_cites_the_one_that_holds_it(bot):
     others = "".join(f"[{n}]" for n in range(1, len(passages) + 1) if n != n_liu)
     text = f"Sakamoto was consoled by American Alysa Liu, who would go on to win the gold medal. [{n_liu}]{others}"
     answer = ask(long_chain(bot, "role", text), "what part did alysa liu play?")
-    assert answer.guard == "passed" and answer.answer.endswith("gold medal [1].")
-    [citation] = answer.citations
-    assert "Alysa Liu, who would go on to win the gold medal" in citation.quote
+    held = answer.answer.partition(" The article also says: ")[0]  # the closest sentences follow one that holds
+    assert answer.guard == "passed" and held.endswith("gold medal [1].") and "[2]" not in held
+    liu = [c for c in answer.citations if "Alysa Liu, who would go on to win the gold medal" in c.quote]
+    assert [c.n for c in liu] == [1]

@@ -9,7 +9,9 @@ about?": the form `collection`, bot.answer.forms) is answered with the first key
 
 The other long forms (a list, why or how, …) are the LLM's to write; where none of its sentences holds, the sentences
 closest to the question, quoted, are the answer (`quoted_closest`): on the 114 questions of the overview rounds, 59
-were right where 51 were, and 26 answered but not right where 19 were (docs/architecture.md)."""
+were right where 51 were, and 26 answered but not right where 19 were; where one holds, the closest sentences it
+does not cite follow it (`with_closest`): 92 of the 164 overview-round questions right where 87 were
+(docs/architecture.md)."""
 
 from collections.abc import Callable
 
@@ -20,6 +22,8 @@ from bot.lang import vocabulary
 from bot.types import Draft, Passage, Sentence
 
 REPLIES = vocabulary().replies
+QUOTED_SENTENCES = 4  # a long answer quoted where the LLM's does not hold: as many sentences as the LLM may write
+FEW_SENTENCES = 2  # a long answer of fewer sentences that hold is followed by the closest ones it does not cite
 MAX_DOCUMENTS = 8  # an overview of every document quotes this many documents' first key sentence at most
 Summaries = Callable[[], dict[str, Summary]]  # the documents' summaries by path, as the bot knows them now
 
@@ -58,6 +62,23 @@ def quoted_closest(closest: list[Sentence], documents: int) -> Draft | None:
     """A long answer made of the sentences closest to the question (bot.answer.read.SentenceReader.closest), quoted
     and cited in the documents' order. None when there are none."""
     return _quoted(closest, "quoted_one" if documents == 1 else "quoted_many", "the closest sentences, quoted")
+
+
+def with_closest(held: Draft, quoted: Draft, documents: int, n: int) -> Draft:
+    """A long answer of few sentences (`held`: the LLM's that hold) and then the closest sentences (`quoted`) it does
+    not already cite, quoted and cited, up to `n` cited sentences in all."""
+
+    def cited(s: Sentence) -> bool:
+        return any(q.path == s.path and q.span.start <= s.span.start and s.span.end <= q.span.end for q in held.quotes)
+
+    more = [s for s in quoted.quotes if not cited(s)][: max(0, n - len(held.quotes))]
+    if not more:
+        return held
+    first = len(held.quotes) + 1
+    quotes = " ".join(f"“{s.text.strip()}” [{k}]" for k, s in enumerate(more, first))
+    also = REPLIES["also_one" if documents == 1 else "also_many"]
+    reason = f"{held.reason}; then the closest sentences it does not cite, quoted"
+    return Draft(f"{held.text} {also}{quotes}", False, [*held.quotes, *more], reason=reason)
 
 
 def _sentences(corpus: Corpus, passages: tuple[Passage, ...]) -> list[Sentence]:

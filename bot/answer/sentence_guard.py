@@ -13,6 +13,7 @@ from bot.answer.cite import markers_in
 from bot.answer.claims import Claim, clean, says_not_in_documents, split_claims
 from bot.answer.forms import LONG_FORMS
 from bot.answer.guard import Guard, ReadSpans, Verdict, claim_problem, quotes_for, recited, renumbered
+from bot.answer.overview import FEW_SENTENCES, QUOTED_SENTENCES, with_closest
 from bot.answer.terms import content_terms, words
 from bot.types import Draft, Passage, Sentence
 from index.text.pipeline import parse
@@ -160,12 +161,15 @@ def sentence_ends(text: str, start: int) -> Iterator[int]:
 
 
 def review_long(state: dict, held: HeldSentences) -> Verdict:
-    """The guard's verdict on an answer of several sentences: the sentences `held`; where the LLM answered but none
-    of its sentences holds, the sentences closest to the question, quoted (the chain's quote step); the reply step's
-    draft where the LLM says the documents do not answer, wrote nothing or failed."""
+    """The guard's verdict on an answer of several sentences: the sentences `held` (one alone followed by the
+    closest sentences it does not cite); where the LLM answered but none of its sentences holds, the sentences
+    closest to the question, quoted (the chain's quote step); the reply step's draft where the LLM says the documents
+    do not answer, wrote nothing or failed."""
     generation, fallback = state["generation"], state["draft"]
     if held.kept:
         draft = held.draft()
+        if len(held.kept) < FEW_SENTENCES and state.get("quoted") is not None:
+            draft = with_closest(draft, state["quoted"], state["corpus"].documents, QUOTED_SENTENCES)
         if generation.error:  # what was held was shown as it came: it stays the answer
             draft.reason += f"; then the LLM failed: {generation.error}"
         return Verdict(draft, generation.backend, "passed")

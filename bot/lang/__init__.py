@@ -131,6 +131,8 @@ TEMPLATES = {
         "overview_each": set(),
         "quoted_one": set(),
         "quoted_many": set(),
+        "also_one": set(),
+        "also_many": set(),
     },
     "examples": {"won": {"thing"}, "who_is": {"name"}, "said": {"name"}},
 }
