@@ -74,11 +74,10 @@ def with_closest(held: Draft, quoted: Draft, documents: int, n: int) -> Draft:
     more = [s for s in quoted.quotes if not cited(s)][: max(0, n - len(held.quotes))]
     if not more:
         return held
-    first = len(held.quotes) + 1
-    quotes = " ".join(f"“{s.text.strip()}” [{k}]" for k, s in enumerate(more, first))
     also = REPLIES["also_one" if documents == 1 else "also_many"]
     reason = f"{held.reason}; then the closest sentences it does not cite, quoted"
-    return Draft(f"{held.text} {also}{quotes}", False, [*held.quotes, *more], reason=reason)
+    quoted_more = _marked(more, first=len(held.quotes) + 1)
+    return Draft(f"{held.text} {also}{quoted_more}", False, [*held.quotes, *more], reason=reason)
 
 
 def _sentences(corpus: Corpus, passages: tuple[Passage, ...]) -> list[Sentence]:
@@ -90,5 +89,9 @@ def _quoted(
 ) -> Draft | None:
     if not sentences:
         return None
-    quoted = " ".join(f"“{s.text.strip()}” [{n}]" for n, s in enumerate(sentences, 1))
-    return Draft(f"{REPLIES[intro]}{quoted}", False, sentences, reason=reason)
+    return Draft(f"{REPLIES[intro]}{_marked(sentences)}", False, sentences, reason=reason)
+
+
+def _marked(sentences: list[Sentence], first: int = 1) -> str:
+    """The sentences quoted verbatim, each with its marker: “…” [first] “…” [first + 1] …"""
+    return " ".join(f"“{s.text.strip()}” [{n}]" for n, s in enumerate(sentences, first))
