@@ -92,10 +92,16 @@ def test_words_that_name_nothing_keep_an_overview_an_overview():
     overview (it was read as a single fact and declined); the cafe is a topic."""
     model, embedder = shared_forms(), shared_embedder(False)
     knows_nothing = lambda term: False  # noqa: E731
-    for question in ("hey whats the gist of it", "can u summarise it in a few lines", "tldr, what does it all mean"):
+    for question in (
+        "hey whats the gist of it",
+        "can u summarise it in a few lines",
+        "tldr, what does it all mean",
+        "summarise what happend pls",  # a word people ask with, mistyped
+    ):
         vector = np.asarray(embedder.embed_query(question))
         assert model.form_of(question, vector, knows_nothing) == "overview", question
     assert model.topics("summarize the story about the cafe") == ["cafe"]
+    assert model.topics("summarize the story about the caffe") == ["caff"], "a topic mistyped is still a topic"
 
 
 def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True):

@@ -8,6 +8,7 @@ it asks for), learnt from questions written as people type them and from SQuAD a
 questions as single facts (bot.training.forms; its card: bot/answer/question_forms.md). Read once per question by
 the chain's understand step."""
 
+import difflib
 import json
 import re
 from collections.abc import Callable
@@ -23,6 +24,8 @@ FORMS = ("fact", "overview", "list", "explain", "compare", "sequence", "role", "
 LONG_FORMS = frozenset(FORMS[1:])  # answered in several cited sentences (bot.answer.sentence_guard)
 OVERVIEWS = frozenset({"overview", "collection"})  # answered with the documents' key sentences (bot.answer.overview)
 FORMS_FILE = Path(__file__).with_name("question_forms.json")
+# a word this like (difflib's ratio) a word of the training questions is that word mistyped ("happend", "sumary")
+TYPO_LIKENESS = 0.85
 WORD = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern, which the training used
 
 
@@ -74,7 +77,9 @@ class FormModel:
     def topics(self, question: str) -> list[str]:
         """The terms of what a question names: its nouns and proper nouns, less the words people ask with (the
         vocabulary learnt from the training questions, where "lines" of "summarise it in a few lines" is) and those
-        asking for an overview. "hey" or "mean" ("what does it mean for the council") name nothing."""
+        asking for an overview. "hey" or "mean" ("what does it mean for the council") name nothing; nor does one of
+        those words mistyped ("what happend to the painting")."""
+        asked_with = [w for w in self.vocabulary if " " not in w]
         named = [
             t
             for t in parse(question)
@@ -82,6 +87,7 @@ class FormModel:
             and not t.is_stop
             and t.lower_ not in self.vocabulary
             and t.lemma_.lower() not in self.vocabulary
+            and not difflib.get_close_matches(t.lower_, asked_with, n=1, cutoff=TYPO_LIKENESS)
         ]
         return [w for t in named for w in sorted(terms_of(t.text)) if w not in self.overview_terms]
 
