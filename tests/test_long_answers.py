@@ -102,6 +102,7 @@ def test_words_that_name_nothing_keep_an_overview_an_overview():
         assert model.form_of(question, vector, knows_nothing) == "overview", question
     assert model.topics("summarize the story about the cafe") == ["cafe"]
     assert model.topics("summarize the story about the caffe") == ["caff"], "a topic mistyped is still a topic"
+    assert model.topics("summarise what happend to grace") == ["grace"], "a name like a word is still a name"
 
 
 def long_chain(bot, form: str, llm_text: str | None, second_reading: bool = True):

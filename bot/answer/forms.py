@@ -24,8 +24,9 @@ FORMS = ("fact", "overview", "list", "explain", "compare", "sequence", "role", "
 LONG_FORMS = frozenset(FORMS[1:])  # answered in several cited sentences (bot.answer.sentence_guard)
 OVERVIEWS = frozenset({"overview", "collection"})  # answered with the documents' key sentences (bot.answer.overview)
 FORMS_FILE = Path(__file__).with_name("question_forms.json")
-# a word this like (difflib's ratio) a word of the training questions is that word mistyped ("happend", "sumary")
+# a term this like (difflib's ratio) a term asking for an overview is that term mistyped ("happend", "sumary")
 TYPO_LIKENESS = 0.85
+MIN_TYPO_LENGTH = 6  # a shorter term is as like a real word as a mistyped one ("plane" and "plan", "grace", "race")
 WORD = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern, which the training used
 
 
@@ -77,9 +78,8 @@ class FormModel:
     def topics(self, question: str) -> list[str]:
         """The terms of what a question names: its nouns and proper nouns, less the words people ask with (the
         vocabulary learnt from the training questions, where "lines" of "summarise it in a few lines" is) and those
-        asking for an overview. "hey" or "mean" ("what does it mean for the council") name nothing; nor does one of
-        those words mistyped ("what happend to the painting")."""
-        asked_with = [w for w in self.vocabulary if " " not in w]
+        asking for an overview. "hey" or "mean" ("what does it mean for the council") name nothing; nor does a term
+        asking for an overview mistyped ("what happend to the painting"); a name mistyped still names."""
         named = [
             t
             for t in parse(question)
@@ -87,9 +87,14 @@ class FormModel:
             and not t.is_stop
             and t.lower_ not in self.vocabulary
             and t.lemma_.lower() not in self.vocabulary
-            and not difflib.get_close_matches(t.lower_, asked_with, n=1, cutoff=TYPO_LIKENESS)
         ]
-        return [w for t in named for w in sorted(terms_of(t.text)) if w not in self.overview_terms]
+        return [w for t in named for w in sorted(terms_of(t.text)) if not self._asks_for_an_overview(w)]
+
+    def _asks_for_an_overview(self, term: str) -> bool:
+        return term in self.overview_terms or (
+            len(term) >= MIN_TYPO_LENGTH
+            and bool(difflib.get_close_matches(term, self.overview_terms, n=1, cutoff=TYPO_LIKENESS))
+        )
 
     def save(self, path: Path, card: dict) -> None:
         path.write_text(
