@@ -332,6 +332,11 @@ def test_eval_runs_every_set_and_writes_the_report(evaluation_run):
         "fresh25b_qa",
         "fresh25c_qa",
         "fresh25d_qa",
+        "fresh27a_qa",
+        "fresh27art_qa",
+        "fresh27b_qa",
+        "fresh27c_qa",
+        "fresh27d_qa",
         "marathon_qa",
         "newsdoc11_qa",
         "newsdoc12_qa",
@@ -558,6 +563,13 @@ FLOORS = {
     "fresh25b_qa": {},
     "fresh25c_qa": {"accuracy": 0.2},
     "fresh25d_qa": {},
+    # overview round 5 (2026-12-07): the span reader alone 3, 2, 3, 1 and 2 of 10; two questions under that is at or
+    # under the decline-everything share (0.1): no floor
+    "fresh27art_qa": {},
+    "fresh27a_qa": {},
+    "fresh27b_qa": {},
+    "fresh27c_qa": {},
+    "fresh27d_qa": {},
 }
 WRONG_RATE_CEILINGS = {
     "chat2_conversations": 0.13,
@@ -690,6 +702,13 @@ WRONG_RATE_CEILINGS = {
     "fresh25b_qa": 0.3,
     "fresh25c_qa": 0.3,
     "fresh25d_qa": 0.3,
+    # overview round 5 (2026-12-07): two questions' worth of margin over the span reader's figure at its first sight
+    # (1, 2, 0, 0 and 1 of 10 wrong)
+    "fresh27art_qa": 0.3,
+    "fresh27a_qa": 0.4,
+    "fresh27b_qa": 0.2,
+    "fresh27c_qa": 0.2,
+    "fresh27d_qa": 0.3,
 }
 
 
