@@ -3,7 +3,8 @@
     link | condense | understand | retrieve | expand | read | decide | overview | quote | reply | cite
 
 and with an LLM configured `… | reply | generate | guard | cite` (except for an overview: the document's key
-sentences, quoted, are its answer; another long form's closest sentences, quoted, are the guard's fallback). Each
+sentences, quoted, are its answer, and for a list of the people named the sentences introducing them; another long
+form's closest sentences, quoted, are the guard's fallback). Each
 step reads what the steps before it added to the state and hands on a new state with its own typed value added (a
 Question, passages, a Corpus, a Reading, a Decision, a Draft) and its milliseconds; none changes the state it was
 handed, none calls back into an earlier one. read, decide, overview, quote and reply are timed together as
@@ -20,7 +21,16 @@ from bot.answer.cite import cite
 from bot.answer.condense import previous_turn
 from bot.answer.corpus import Corpus
 from bot.answer.forms import LONG_FORMS, OVERVIEWS
-from bot.answer.overview import QUOTED_SENTENCES, Summaries, quoted_closest, quoted_overview, summary_passages
+from bot.answer.overview import (
+    PEOPLE_SENTENCES,
+    QUOTED_SENTENCES,
+    Summaries,
+    asks_for_people,
+    quoted_closest,
+    quoted_overview,
+    quoted_people,
+    summary_passages,
+)
 from bot.answer.reply import reply_to
 from bot.answer.state import ChainState, Linked
 from bot.answer.understand import understand
@@ -99,7 +109,7 @@ def answer_steps(
     """read | decide | overview | quote | reply, each adding its value to the state: `read(question, passages,
     corpus, previous)` finds the best span, with the conversation's last turn; `decide(evidence, yes, question)`
     whether to answer it; for an overview question, the documents' key sentences (`summaries()`), quoted
-    (bot.answer.overview); for another long form, the sentences closest to it (`choose`), quoted, which the guard
+    (bot.answer.overview), and for a list of the people named the sentences introducing them; for another long form, the sentences closest to it (`choose`), quoted, which the guard
     gives where none of the LLM's holds; the reply step words the overview or the span (bot.answer.reply)."""
 
     def read_step(s: ChainState) -> Reading | None:
@@ -110,7 +120,11 @@ def answer_steps(
         return None if reading is None else decide(reading.evidence, reading.yes, s["asked"])
 
     def overview_step(s: ChainState) -> Draft | None:
-        if summaries is None or s["asked"].form not in OVERVIEWS:
+        if summaries is None:
+            return None
+        if asks_for_people(s["asked"]):
+            return quoted_people(s["passages"], s["corpus"], summaries(), PEOPLE_SENTENCES)
+        if s["asked"].form not in OVERVIEWS:
             return None
         return quoted_overview(s["asked"].form, s["passages"], s["corpus"], summaries())
 
@@ -169,7 +183,7 @@ def draft_chain(
         return understand(text, question_form(text) if question_form else "fact")
 
     def retrieve_step(s: ChainState) -> list[Passage]:
-        return summary_passages(s["asked"].form, retrieve(s["standalone_question"]), summaries() if summaries else {})
+        return summary_passages(s["asked"], retrieve(s["standalone_question"]), summaries() if summaries else {})
 
     steps = timed("answer", answer_steps(read, decide, summaries, choose if generate is not None else None).invoke)
     if generate is not None and guard is not None:

@@ -16,7 +16,7 @@ from index.store import all_chunks
 
 log = logging.getLogger(__name__)
 
-FORMAT = 7  # bump when Knowledge changes shape: older files are then learnt again
+FORMAT = 8  # bump when Knowledge changes shape: older files are then learnt again
 
 
 def learn(store, summaries: bool = True, kept: Knowledge | None = None, show_progress: bool = False) -> Knowledge:

@@ -14,7 +14,9 @@ from sklearn.feature_extraction.text import CountVectorizer
 from bot.answer.forms import FORMS, FORMS_FILE, FormModel, word_features
 from bot.answer.generative import Generator
 from bot.answer.guard import Guard
+from bot.answer.overview import asks_for_people
 from bot.answer.sentence_guard import SentenceGuard
+from bot.answer.understand import understand
 from bot.chain import draft_chain
 from bot.models import shared_embedder, shared_forms
 from bot.serving import ServedBot
@@ -152,6 +154,27 @@ def test_the_served_bot_answers_an_overview_question(bot):
     answer = bot.ask("what is this article about?")
     assert not answer.abstained and len(answer.citations) >= 2
     assert all(c.quote in ARTICLE_TEXT for c in answer.citations)
+
+
+def test_a_list_of_the_people_named_quotes_the_sentences_that_first_name_each(bot):
+    """ "which people are mentioned in the article?" (a list, with an LLM that would name someone the article lacks):
+    the sentences that first name each person in full, quoted in the article's order, name Amber Glenn, Kaori
+    Sakamoto and Alysa Liu; the LLM is not asked. A role of one named person is not such a list."""
+    answer = ask(
+        long_chain(bot, "list", "Yuzuru Hanyu was mentioned. [1]"), "which people are mentioned in the article?"
+    )
+    assert answer.backend == "extractive" and "Hanyu" not in answer.answer
+    assert not answer.abstained and len(answer.citations) <= 6
+    people = ("Amber Glenn", "Kaori Sakamoto", "Alysa Liu")
+    for name in people:
+        assert name in answer.answer, name
+    starts = [ARTICLE_TEXT.index(c.quote) for c in answer.citations]
+    assert starts == sorted(starts)
+    for c, start in zip(answer.citations, starts, strict=True):
+        assert any(name in c.quote and name not in ARTICLE_TEXT[:start] for name in people), f"no one first: {c.quote}"
+    assert not asks_for_people(understand("What part did Glenn play?", "role"))
+    assert asks_for_people(understand("who was on the team and what did each of them do?", "role"))
+    assert not asks_for_people(understand("who are the people mentioned?", "fact")), "a single fact"
 
 
 def test_a_long_answer_loses_the_sentence_that_does_not_hold_and_keeps_the_rest(bot):

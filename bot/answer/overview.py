@@ -11,27 +11,40 @@ The other long forms (a list, why or how, …) are the LLM's to write; where non
 closest to the question, quoted, are the answer (`quoted_closest`): on the 114 questions of the overview rounds, 59
 were right where 51 were, and 26 answered but not right where 19 were; where one holds, the closest sentences it
 does not cite follow it (`with_closest`): 92 of the 164 overview-round questions right where 87 were
-(docs/architecture.md)."""
+(docs/architecture.md).
+
+A list of the people a document names ("which people are mentioned?", "who's quoted and what are their jobs?") is
+answered with the sentences that first name each of them in full, quoted (`quoted_people`): the small LLM names one or
+two of them, and the sentence that introduces a person is the one that says who they are."""
 
 from collections.abc import Callable
 
 from bot.answer.corpus import Corpus
 from bot.answer.forms import OVERVIEWS
 from bot.answer.summary import Summary
+from bot.answer.terms import WORD
 from bot.lang import vocabulary
-from bot.types import Draft, Passage, Sentence
+from bot.types import Draft, Passage, Question, Sentence
 
 REPLIES = vocabulary().replies
+PEOPLE_NOUNS = vocabulary().people_nouns  # "which people are mentioned?" asks for people as "who" does
+PEOPLE_FORMS = frozenset({"list", "role"})  # "who was on the team and what did each of them do?" reads as roles
 QUOTED_SENTENCES = 4  # a long answer quoted where the LLM's does not hold: as many sentences as the LLM may write
+PEOPLE_SENTENCES = 6  # a list of the people named quotes this many sentences at most (the documents of the overview
+# rounds name five to eight people each)
 FEW_SENTENCES = 2  # a long answer of fewer sentences that hold is followed by the closest ones it does not cite
 MAX_DOCUMENTS = 8  # an overview of every document quotes this many documents' first key sentence at most
 Summaries = Callable[[], dict[str, Summary]]  # the documents' summaries by path, as the bot knows them now
 
 
-def summary_passages(form: str, passages: list[Passage], summaries: dict[str, Summary]) -> list[Passage]:
+def summary_passages(asked: Question, passages: list[Passage], summaries: dict[str, Summary]) -> list[Passage]:
     """An overview question's passages: the key sentences of each document retrieved (best first), for an overview
     of every document the first key sentence of the others too (up to MAX_DOCUMENTS in all), then the passages
-    retrieved. Another form's passages are those retrieved."""
+    retrieved. A question asking for the people named: the sentences introducing them in the best document's, then
+    the passages retrieved. Another question's passages are those retrieved."""
+    form = asked.form
+    if asks_for_people(asked) and passages and passages[0].path in summaries:
+        return [*summaries[passages[0].path].people[:PEOPLE_SENTENCES], *passages]
     if form not in OVERVIEWS:
         return passages
     retrieved = list(dict.fromkeys(p.path for p in passages))
@@ -78,6 +91,25 @@ def with_closest(held: Draft, quoted: Draft, documents: int, n: int) -> Draft:
     reason = f"{held.reason}; then the closest sentences it does not cite, quoted"
     quoted_more = _marked(more, first=len(held.quotes) + 1)
     return Draft(f"{held.text} {also}{quoted_more}", False, [*held.quotes, *more], reason=reason)
+
+
+def asks_for_people(asked: Question) -> bool:
+    """Whether a question asks for the people the documents name: a list (or each one's part) asked with "who" or a
+    noun for people ("which people are mentioned?"), naming nobody itself ("what part did Glenn play?" asks for one
+    person's)."""
+    asks = asked.kind == "who" or not PEOPLE_NOUNS.isdisjoint(w.lower() for w in WORD.findall(asked.text))
+    return asked.form in PEOPLE_FORMS and asks and not asked.names
+
+
+def quoted_people(passages: list[Passage], corpus: Corpus, summaries: dict[str, Summary], n: int) -> Draft | None:
+    """The people the document asked about (that of the best passage) names, each quoted where the document first
+    names them in full (chosen at indexing: `Summary.people`), up to `n` sentences that name the most of them, in the
+    document's order. None when it names nobody."""
+    summary = summaries.get(passages[0].path) if passages else None
+    if summary is None or not summary.people:
+        return None
+    chosen = sorted(_sentences(corpus, summary.people[:n]), key=lambda s: s.span.start)
+    return _quoted(chosen, "quoted_one" if corpus.documents == 1 else "quoted_many", "the people the document names")
 
 
 def _sentences(corpus: Corpus, passages: tuple[Passage, ...]) -> list[Sentence]:

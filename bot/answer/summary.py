@@ -20,8 +20,9 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from tqdm import tqdm
 
-from bot.answer.terms import content_terms
-from bot.types import Passage
+from bot.answer.terms import content_terms, without_possessive
+from bot.lang import vocabulary
+from bot.types import Passage, Sentence
 from index.text.sentences import ParsedSentence
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ FEATURES = (
     "length",  # log(words)
 )
 QUOTATION_MARKS = frozenset("“”‘’\"'")
+HONORIFICS = vocabulary().honorifics  # "Mrs Harrow" is a later mention of someone named in full
 
 
 def quoted_share(parsed: ParsedSentence) -> float:
@@ -151,10 +153,12 @@ class SummaryModel:
 @dataclass(frozen=True)
 class Summary:
     """A document's key sentences, in document order, each a passage of its own (cited like any passage), and a
-    digest of the text they were chosen from, so that an unchanged document is not summarized again."""
+    digest of the text they were chosen from, so that an unchanged document is not summarized again. With them, the
+    sentences that introduce the people it names (`introductions`), which answer a list of them."""
 
     digest: str
     sentences: tuple[Passage, ...]
+    people: tuple[Passage, ...] = ()
 
     @property
     def text(self) -> str:
@@ -193,9 +197,49 @@ def summarize(
         else:
             chosen = [i for i, text in enumerate(texts) if len(text.split()) >= MIN_WORDS][:KEY_SENTENCES]
         title = corpus.knowledge.sources.get(path, ("", ""))[1] if corpus.knowledge else ""
-        passages = tuple(
-            Passage(s.chunk_id, s.source, path, title or s.source, s.text, s.span.start, 1.0)
-            for s in (sentences[i] for i in chosen)
-        )
-        summaries[path] = Summary(digest, passages)
+        people = introductions(corpus.sentences[path], corpus.texts[path], corpus.lexicon.people)
+        summaries[path] = Summary(digest, _passages([sentences[i] for i in chosen], title), _passages(people, title))
     return summaries
+
+
+def _passages(sentences: list[Sentence], title: str) -> tuple[Passage, ...]:
+    """Sentences as passages of their own, cited like any passage."""
+    return tuple(Passage(s.chunk_id, s.source, s.path, title or s.source, s.text, s.span.start, 1.0) for s in sentences)
+
+
+def introductions(sentences: list[Sentence], text: str, people: set[str]) -> list[Sentence]:
+    """The sentences that first name each person a document names in full, the one naming most people not yet named
+    first (earlier first among equals): the first n of them name the most people n such sentences can. A person is a
+    name the parse labels PERSON, of two words or more and not opening with a title ("Mrs Harrow" is a later mention
+    of someone named in full), that `people` (the lexicon's, bot.answer.linking) counts among people, alone or after
+    a title ("Mayor Helen Okafor")."""
+    first: dict[str, Sentence] = {}  # a person → the sentence that first names them in full
+    named: dict[int, set[str]] = {}  # a sentence's index → the people it names in full
+    for sentence in sentences:
+        for person in _people_named(sentence, text, people):
+            first.setdefault(person, sentence)
+            named.setdefault(sentence.index, set()).add(person)
+    candidates = list({s.index: s for s in first.values()}.values())
+    chosen: list[Sentence] = []
+    covered: set[str] = set()
+    while candidates:
+        best = max(candidates, key=lambda s: (len(named[s.index] - covered), -s.index))
+        if not named[best.index] - covered:
+            break
+        chosen.append(best)
+        covered |= named[best.index]
+        candidates.remove(best)
+    return chosen
+
+
+def _people_named(sentence: Sentence, text: str, people: set[str]) -> set[str]:
+    if sentence.parsed is None:
+        return set()
+    names = {without_possessive(text[e.start : e.end]).strip() for e in sentence.parsed.entities if e.label == "PERSON"}
+    return {
+        n
+        for n in names
+        if len(n.split()) > 1
+        and n.split()[0].lower().rstrip(".") not in HONORIFICS
+        and any(p == n or p.endswith(f" {n}") for p in people)  # "Mayor Helen Okafor" counts "Helen Okafor"
+    }

@@ -47,6 +47,7 @@ class Vocabulary:
     time_nouns: frozenset[str]
     describe_openings: tuple[str, ...]
     describe_wh_words: frozenset[str]
+    people_nouns: frozenset[str]
     wh_kinds: Mapping[str, str]  # wh-word → the kind of question it opens (itself when not listed)
     # follow-ups (en/follow_ups.toml): phrases matched word by word, in order
     follow_up_interjections: tuple[str, ...]
@@ -74,6 +75,7 @@ class Vocabulary:
     person_nouns: frozenset[str]
     person_verbs: frozenset[str]
     person_object_verbs: frozenset[str]
+    honorifics: frozenset[str]
     # verbs (en/irregular_verbs.toml): past tense → dictionary form
     irregular_past: Mapping[str, str]
     # countries (en/countries.toml): country → adjective as written, adjective (lower case) → country
@@ -104,12 +106,20 @@ def vocabulary() -> Vocabulary:
 # The English files, in the order load_vocabulary reads them, with the lists each must hold.
 ENGLISH_FILES: dict[str, set[str]] = {
     "stop_words": {"keep_meaning", "about_the_document"},
-    "questions": {"wh_words", "auxiliaries", "time_nouns", "describe_openings", "describe_wh_words", "wh_kinds"},
+    "questions": {
+        "wh_words",
+        "auxiliaries",
+        "time_nouns",
+        "describe_openings",
+        "describe_wh_words",
+        "wh_kinds",
+        "people_nouns",
+    },
     "follow_ups": {"interjections", "leads", "bare_why", "auxiliaries", "determiners", "articles"},
     "pronouns": {"person", "thing"},
     "numbers": {"ordinals", "values"},
     "contractions": {"is", "did", "are", "without_apostrophe"},
-    "people": set(PEOPLE_LISTS),
+    "people": {*PEOPLE_LISTS, "honorifics"},
     "irregular_verbs": {"past"},
     "countries": {"countries"},
     "entity_labels": {"names", "numbers"},
@@ -182,6 +192,7 @@ def load_vocabulary(english_dir: Path, domains_dir: Path) -> Vocabulary:
         person_nouns=frozenset(person_words["nouns"]),
         person_verbs=frozenset(person_words["verbs"]),
         person_object_verbs=frozenset(person_words["object_verbs"]),
+        honorifics=frozenset(_words(people, "honorifics")),
         irregular_past=MappingProxyType(_mapping(verbs, "past")),
         countries=MappingProxyType(country_names),
         demonyms=MappingProxyType({v.lower(): k for k, v in country_names.items()}),  # the last country listed wins
@@ -203,6 +214,7 @@ def _questions(questions: "_File", follow: "_File") -> dict[str, Any]:
         "time_nouns": frozenset(_words(questions, "time_nouns")),
         "describe_openings": _words(questions, "describe_openings", phrases=True),
         "describe_wh_words": frozenset(_words(questions, "describe_wh_words")),
+        "people_nouns": frozenset(_words(questions, "people_nouns")),
         "wh_kinds": MappingProxyType(_wh_kinds(questions)),
         "follow_up_interjections": _words(follow, "interjections", phrases=True),
         "follow_up_leads": _words(follow, "leads", phrases=True),
