@@ -94,11 +94,13 @@ def with_closest(held: Draft, quoted: Draft, documents: int, n: int) -> Draft:
 
 
 def asks_for_people(asked: Question) -> bool:
-    """Whether a question asks for the people the documents name: a list (or each one's part) asked with "who" or a
-    noun for people ("which people are mentioned?"), naming nobody itself ("what part did Glenn play?" asks for one
-    person's)."""
-    asks = asked.kind == "who" or not PEOPLE_NOUNS.isdisjoint(w.lower() for w in WORD.findall(asked.text))
-    return asked.form in PEOPLE_FORMS and asks and not asked.names
+    """Whether a question asks for the people the documents name: a list or each one's part asked with a noun for
+    people ("which people are mentioned?", "who are the ppl named in this"), or each one's part asked with "who"
+    ("who was on the team and what did each of them do?"); naming nobody itself ("what part did Glenn play?" asks for
+    one person's). A "who" read as a list is as often one person ("who put in the planning application")."""
+    people = not PEOPLE_NOUNS.isdisjoint(w.lower() for w in WORD.findall(asked.text))
+    asks = (asked.form in PEOPLE_FORMS and people) or (asked.form == "role" and asked.kind == "who")
+    return asks and not asked.names
 
 
 def quoted_people(passages: list[Passage], corpus: Corpus, summaries: dict[str, Summary], n: int) -> Draft | None:
