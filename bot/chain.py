@@ -4,11 +4,10 @@
 
 and with an LLM configured `… | reply | generate | guard | cite` (except for an overview: the document's key
 sentences, quoted, are its answer, and for a list of the people named the sentences introducing them; another long
-form's closest sentences, quoted, are the guard's fallback). Each
-step reads what the steps before it added to the state and hands on a new state with its own typed value added (a
-Question, passages, a Corpus, a Reading, a Decision, a Draft) and its milliseconds; none changes the state it was
-handed, none calls back into an earlier one. read, decide, overview, quote and reply are timed together as
-"answer"."""
+form's closest sentences, quoted, are the guard's fallback). Each step reads what the steps before it added to the
+state and hands on a new state with its own typed value added (a Question, passages, a Corpus, a Reading, a Decision,
+a Draft) and its milliseconds; none changes the state it was handed, none calls back into an earlier one. read,
+decide, overview, quote and reply are timed together as "answer"."""
 
 import inspect
 import time
@@ -109,8 +108,9 @@ def answer_steps(
     """read | decide | overview | quote | reply, each adding its value to the state: `read(question, passages,
     corpus, previous)` finds the best span, with the conversation's last turn; `decide(evidence, yes, question)`
     whether to answer it; for an overview question, the documents' key sentences (`summaries()`), quoted
-    (bot.answer.overview), and for a list of the people named the sentences introducing them; for another long form, the sentences closest to it (`choose`), quoted, which the guard
-    gives where none of the LLM's holds; the reply step words the overview or the span (bot.answer.reply)."""
+    (bot.answer.overview), and for a list of the people named the sentences introducing them; for another long
+    form, the sentences closest to it (`choose`), quoted, which the guard gives where none of the LLM's holds; the
+    reply step words the overview or the span (bot.answer.reply)."""
 
     def read_step(s: ChainState) -> Reading | None:
         return read(s["asked"], s["passages"], s["corpus"], previous_turn(s["history"]))

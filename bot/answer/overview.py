@@ -27,7 +27,7 @@ from bot.lang import vocabulary
 from bot.types import Draft, Passage, Question, Sentence
 
 REPLIES = vocabulary().replies
-PEOPLE_NOUNS = vocabulary().people_nouns  # "which people are mentioned?" asks for people as "who" does
+PEOPLE_NOUNS = vocabulary().people_nouns  # "which people are mentioned?" asks for the people a document names
 PEOPLE_FORMS = frozenset({"list", "role"})  # "who was on the team and what did each of them do?" reads as roles
 QUOTED_SENTENCES = 4  # a long answer quoted where the LLM's does not hold: as many sentences as the LLM may write
 PEOPLE_SENTENCES = 6  # a list of the people named quotes this many sentences at most (the documents of the overview

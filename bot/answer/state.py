@@ -30,7 +30,7 @@ class ChainState(TypedDict):
     corpus: NotRequired[Corpus]  # expand: the sentences of the chunks around the passages
     reading: NotRequired[Reading | None]  # read: the best span and its evidence
     decision: NotRequired[Decision | None]  # decide: whether to answer it
-    overview: NotRequired[Draft | None]  # overview: an overview question's answer, the key sentences quoted
+    overview: NotRequired[Draft | None]  # overview: an overview's key sentences or the people's introductions, quoted
     quoted: NotRequired[Draft | None]  # quote: another long form's closest sentences, quoted (the LLM's fallback)
     draft: NotRequired[Draft]  # reply (and guard, which may replace it)
     llm_passages: NotRequired[list[Passage]]  # generate: what the LLM read, numbered as it cites them
