@@ -175,6 +175,9 @@ def test_a_list_of_the_people_named_quotes_the_sentences_that_first_name_each(bo
     assert not asks_for_people(understand("What part did Glenn play?", "role"))
     assert asks_for_people(understand("who was on the team and what did each of them do?", "role"))
     assert not asks_for_people(understand("who are the people mentioned?", "fact")), "a single fact"
+    assert asks_for_people(understand("which skaters are mentioned in the article?", "list")), "a noun for a person"
+    assert not asks_for_people(understand("what did the coach say about the jumps?", "list")), "the coach's words"
+    assert not asks_for_people(understand("who put in the planning application?", "list")), "one person"
 
 
 def test_a_long_answer_loses_the_sentence_that_does_not_hold_and_keeps_the_rest(bot):

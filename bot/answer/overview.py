@@ -22,12 +22,14 @@ from collections.abc import Callable
 from bot.answer.corpus import Corpus
 from bot.answer.forms import OVERVIEWS
 from bot.answer.summary import Summary
-from bot.answer.terms import WORD
 from bot.lang import vocabulary
 from bot.types import Draft, Passage, Question, Sentence
+from index.text.pipeline import parse
 
 REPLIES = vocabulary().replies
 PEOPLE_NOUNS = vocabulary().people_nouns  # "which people are mentioned?" asks for the people a document names
+PERSON_NOUNS = vocabulary().person_nouns  # "which skaters are mentioned?" too
+ASKING = frozenset({"which", "what"})  # the words before such a noun
 PEOPLE_FORMS = frozenset({"list", "role"})  # "who was on the team and what did each of them do?" reads as roles
 QUOTED_SENTENCES = 4  # a long answer quoted where the LLM's does not hold: as many sentences as the LLM may write
 PEOPLE_SENTENCES = 6  # a list of the people named quotes this many sentences at most (the documents of the overview
@@ -95,12 +97,19 @@ def with_closest(held: Draft, quoted: Draft, documents: int, n: int) -> Draft:
 
 def asks_for_people(asked: Question) -> bool:
     """Whether a question asks for the people the documents name: a list or each one's part asked with a noun for
-    people ("which people are mentioned?", "who are the ppl named in this"), or each one's part asked with "who"
-    ("who was on the team and what did each of them do?"); naming nobody itself ("what part did Glenn play?" asks for
-    one person's). A "who" read as a list is as often one person ("who put in the planning application")."""
-    people = not PEOPLE_NOUNS.isdisjoint(w.lower() for w in WORD.findall(asked.text))
-    asks = (asked.form in PEOPLE_FORMS and people) or (asked.form == "role" and asked.kind == "who")
-    return asks and not asked.names
+    people ("which people are mentioned?", "who are the ppl named in this") or "which" and a noun for what a person
+    is or does ("which skaters are mentioned?": bot/lang/en/people.toml), or each one's part asked with "who" ("who
+    was on the team and what did each of them do?"); naming nobody itself ("what part did Glenn play?" asks for one
+    person's). A "who" read as a list is as often one person ("who put in the planning application")."""
+    if asked.form not in PEOPLE_FORMS or asked.names:
+        return False
+    return (asked.form == "role" and asked.kind == "who") or _names_people(asked.text)
+
+
+def _names_people(question: str) -> bool:
+    tokens = list(parse(question))
+    after_wh = {t.lemma_.lower() for t, prior in zip(tokens[1:], tokens, strict=False) if prior.lower_ in ASKING}
+    return any(t.lower_ in PEOPLE_NOUNS for t in tokens) or not after_wh.isdisjoint(PERSON_NOUNS)
 
 
 def quoted_people(passages: list[Passage], corpus: Corpus, summaries: dict[str, Summary], n: int) -> Draft | None:
